@@ -1,0 +1,15 @@
+/**
+ * The one place where failures become exit codes (sysexits, as systemd and cron expect):
+ * 0 mirror matches · 1 some items failed · 64 usage · 75 temporary (service unreachable,
+ * another instance holds the lock) · 77 authentication needed · 78 configuration.
+ */
+export const ExitCode = {
+  ok: 0,
+  itemsFailed: 1,
+  usage: 64,
+  software: 70,
+  temporary: 75,
+  auth: 77,
+  config: 78
+} as const
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]

@@ -1,0 +1,61 @@
+/**
+ * The configuration reference: every section and key dlsync reads, with its schema and
+ * how a `DLSYNC_<SECTION>_<KEY>` environment value is read for it.
+ *
+ * One table drives the TOML decoding, the environment overrides and `config check`, so a
+ * key added here is documented, overridable and validated in one move.
+ */
+import { Record, Schema } from "effect"
+
+/** How an environment variable's text becomes a value for the key. */
+export type EnvKind = "string" | "integer" | "boolean" | "list"
+
+export interface Field<S extends Schema.Top = Schema.Top> {
+  readonly schema: S
+  readonly env: EnvKind
+  readonly secret?: true
+}
+
+const field = <S extends Schema.Top>(schema: S, env: EnvKind, secret?: true): Field<S> =>
+  secret ? { schema, env, secret } : { schema, env }
+
+const HttpUrl = Schema.String.pipe(
+  Schema.check(
+    Schema.makeFilter((s: string) => /^https?:\/\/[^/]/i.test(s) && URL.canParse(s), {
+      expected: "an http:// or https:// URL"
+    })
+  )
+)
+
+const NonEmpty = Schema.String.pipe(Schema.check(Schema.isMinLength(1)))
+
+const Uuid = Schema.String.pipe(Schema.check(Schema.isUUID()))
+
+export const DEFAULT_SCOPES = ["user:read", "downloads:read", "files:read", "storage:read", "storage:write"] as const
+
+export const sections = {
+  service: {
+    base_url: field(HttpUrl, "string"),
+    auth_url: field(Schema.optionalKey(HttpUrl), "string"),
+    api_key: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true),
+    api_key_file: field(Schema.optionalKey(NonEmpty), "string"),
+    client_id: field(Schema.optionalKey(Uuid), "string"),
+    scopes: field(Schema.optionalKey(Schema.Array(NonEmpty)), "list")
+  },
+  mirror: {
+    root: field(NonEmpty, "string"),
+    state_dir: field(Schema.optionalKey(NonEmpty), "string")
+  }
+} as const
+
+export type SectionName = keyof typeof sections
+export const sectionNames: ReadonlyArray<SectionName> = Record.keys(sections)
+
+/** The schema of one section, built from its fields. */
+const sectionSchema = <F extends Record<string, Field>>(fields: F) =>
+  Schema.Struct(Record.map(fields, (f) => f.schema) as { [K in keyof F]: F[K]["schema"] })
+
+export const ConfigSchema = Schema.Struct({
+  service: sectionSchema(sections.service),
+  mirror: sectionSchema(sections.mirror)
+})

@@ -1,0 +1,259 @@
+/**
+ * Loads the configuration: a TOML file (found by --config, $DLSYNC_CONFIG, the XDG
+ * config dir or /etc/dlsync) overlaid with `DLSYNC_<SECTION>_<KEY>` variables, decoded
+ * with Schema. Every problem is reported at once, each naming its key and where it came
+ * from (`file:line` or the variable), so a user fixes a config in one round trip.
+ */
+import * as NodePath from "node:path"
+import { Effect, FileSystem, Option, Predicate, Redacted, Schema, SchemaIssue } from "effect"
+import { parse as parseToml, TomlError } from "smol-toml"
+import { ConfigError, type ConfigProblem, configError } from "./ConfigError.ts"
+import { ConfigSchema, DEFAULT_SCOPES, type EnvKind, type SectionName, sectionNames, sections } from "./fields.ts"
+
+export type Env = Readonly<Record<string, string | undefined>>
+
+/** The decoded configuration, with defaults applied and paths made absolute. */
+export interface AppConfig {
+  /** The file it was read from, if any (configuration may come from the environment alone). */
+  readonly file: string | undefined
+  readonly service: {
+    readonly base_url: string
+    readonly auth_url: string
+    readonly api_key: Option.Option<Redacted.Redacted<string>>
+    readonly client_id: Option.Option<string>
+    readonly scopes: ReadonlyArray<string>
+  }
+  readonly mirror: {
+    readonly root: string
+    readonly state_dir: string
+  }
+}
+
+export const loadConfig = Effect.fn("loadConfig")(function* (options: {
+  readonly path: Option.Option<string>
+  readonly env: Env
+  readonly cwd: string
+}): Effect.fn.Return<AppConfig, ConfigError, FileSystem.FileSystem> {
+  const fs = yield* FileSystem.FileSystem
+  const file = yield* findConfigFile(options.path, options.env)
+  const text = file === undefined ? "" : yield* readText(fs, file)
+  const fromFile = yield* parseFile(text, file ?? "")
+  const { values, fromEnv } = yield* overlayEnv(fromFile, options.env)
+  const origins: Origins = { file, text, fromEnv }
+
+  const decoded = Schema.decodeUnknownExit(ConfigSchema)(values, { onExcessProperty: "error", errors: "all" })
+  if (decoded._tag === "Failure") {
+    const issue = Option.getOrUndefined(
+      Option.flatMap(Option.fromNullishOr(decoded.cause.reasons[0]), (r) =>
+        r._tag === "Fail" ? Option.some(r.error.issue) : Option.none()
+      )
+    )
+    return yield* new ConfigError({ problems: issue ? describeIssue(issue, values, origins) : [] })
+  }
+  const raw = decoded.value
+  const base = file === undefined ? options.cwd : NodePath.dirname(file)
+  const resolvePath = (key: string, p: string) => NodePath.resolve(fromEnv.has(key) ? options.cwd : base, p)
+
+  let apiKey = Option.fromNullishOr(raw.service.api_key)
+  if (raw.service.api_key_file !== undefined) {
+    if (Option.isSome(apiKey)) {
+      return yield* configError(
+        "service.api_key_file",
+        "set service.api_key or service.api_key_file, not both",
+        sourceOf("service.api_key_file", origins)
+      )
+    }
+    const keyFile = resolvePath("service.api_key_file", raw.service.api_key_file)
+    const secret = (yield* readText(fs, keyFile, "service.api_key_file")).trim()
+    if (secret === "") {
+      return yield* configError(
+        "service.api_key_file",
+        `${keyFile} is empty`,
+        sourceOf("service.api_key_file", origins)
+      )
+    }
+    apiKey = Option.some(Redacted.make(secret))
+  }
+
+  return {
+    file,
+    service: {
+      base_url: raw.service.base_url.replace(/\/+$/, ""),
+      auth_url: (raw.service.auth_url ?? new URL(raw.service.base_url).origin).replace(/\/+$/, ""),
+      api_key: apiKey,
+      client_id: Option.fromNullishOr(raw.service.client_id),
+      scopes: raw.service.scopes ?? DEFAULT_SCOPES
+    },
+    mirror: {
+      root: resolvePath("mirror.root", raw.mirror.root),
+      state_dir: raw.mirror.state_dir
+        ? resolvePath("mirror.state_dir", raw.mirror.state_dir)
+        : defaultStateDir(options.env)
+    }
+  }
+})
+
+/** Where the state lives when `mirror.state_dir` is not set: systemd's StateDirectory, else XDG. */
+export const defaultStateDir = (env: Env): string =>
+  env.STATE_DIRECTORY?.split(":")[0] ||
+  NodePath.join(env.XDG_STATE_HOME || NodePath.join(env.HOME ?? "/", ".local", "state"), "dlsync")
+
+/** The files searched, in order, when neither --config nor $DLSYNC_CONFIG names one. */
+export const defaultConfigPaths = (env: Env): ReadonlyArray<string> => [
+  NodePath.join(env.XDG_CONFIG_HOME || NodePath.join(env.HOME ?? "/", ".config"), "dlsync", "config.toml"),
+  "/etc/dlsync/config.toml"
+]
+
+/** The environment variable that overrides `section.key`. */
+export const envName = (section: string, key: string): string => `DLSYNC_${section}_${key}`.toUpperCase()
+
+// ---------------------------------------------------------------------------------------
+
+/** Where values came from, to name the place of a problem. */
+interface Origins {
+  readonly file: string | undefined
+  readonly text: string
+  /** "section.key" → the variable that set it. */
+  readonly fromEnv: ReadonlyMap<string, string>
+}
+
+/** Environment variables that are not config keys but are dlsync's own. */
+const NON_KEY_VARIABLES = new Set(["DLSYNC_CONFIG"])
+
+const findConfigFile = Effect.fnUntraced(function* (path: Option.Option<string>, env: Env) {
+  const fs = yield* FileSystem.FileSystem
+  const explicit = Option.isSome(path) ? path.value : env.DLSYNC_CONFIG
+  if (explicit !== undefined && explicit !== "") {
+    const absolute = NodePath.resolve(explicit)
+    const exists = yield* fs.exists(absolute).pipe(Effect.orElseSucceed(() => false))
+    if (!exists) {
+      const via = Option.isSome(path) ? "--config" : "DLSYNC_CONFIG"
+      return yield* configError("config", `${absolute} does not exist`, via)
+    }
+    return absolute
+  }
+  for (const candidate of defaultConfigPaths(env)) {
+    if (yield* fs.exists(candidate).pipe(Effect.orElseSucceed(() => false))) return candidate
+  }
+  return undefined
+})
+
+const readText = (fs: FileSystem.FileSystem, file: string, key = "config") =>
+  fs.readFileString(file).pipe(Effect.mapError((e) => configError(key, `cannot read ${file}: ${e.message}`, file)))
+
+const parseFile = (text: string, file: string): Effect.Effect<Record<string, unknown>, ConfigError> =>
+  Effect.try({
+    try: () => parseToml(text),
+    catch: (e) =>
+      e instanceof TomlError
+        ? configError("config", e.message.split("\n")[0] ?? "invalid TOML", `${file}:${e.line}`)
+        : configError("config", String(e), file)
+  })
+
+/**
+ * Lays the environment over the file's values. `fromEnv` records which keys came from
+ * the environment so that errors name the variable.
+ * A `DLSYNC_*` variable that names no key is an error: a typo must not pass silently.
+ */
+const overlayEnv = (
+  fromFile: Record<string, unknown>,
+  env: Env
+): Effect.Effect<{ values: Record<string, unknown>; fromEnv: Map<string, string> }, ConfigError> =>
+  Effect.gen(function* () {
+    const values: Record<string, unknown> = { ...fromFile }
+    const fromEnv = new Map<string, string>()
+    const known = new Map<string, [SectionName, string, EnvKind]>()
+    for (const section of sectionNames) {
+      for (const [key, f] of Object.entries(sections[section])) known.set(envName(section, key), [section, key, f.env])
+    }
+    const problems: Array<ConfigProblem> = []
+    for (const [name, raw] of Object.entries(env)) {
+      if (!name.startsWith("DLSYNC_") || NON_KEY_VARIABLES.has(name) || raw === undefined) continue
+      const target = known.get(name)
+      if (target === undefined) {
+        problems.push({ key: name, message: "not a dlsync setting (see config.example.toml)", source: "environment" })
+        continue
+      }
+      const [section, key, kind] = target
+      const parsed = parseEnvValue(raw, kind)
+      if (parsed === undefined) {
+        problems.push({
+          key: `${section}.${key}`,
+          message: `expected ${kind}, got ${JSON.stringify(raw)}`,
+          source: name
+        })
+        continue
+      }
+      const current = values[section]
+      values[section] = { ...(Predicate.isObject(current) ? current : {}), [key]: parsed }
+      fromEnv.set(`${section}.${key}`, name)
+    }
+    if (problems.length > 0) return yield* new ConfigError({ problems })
+    return { values, fromEnv }
+  })
+
+const parseEnvValue = (raw: string, kind: EnvKind): unknown => {
+  switch (kind) {
+    case "string":
+      return raw
+    case "integer":
+      return /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : undefined
+    case "boolean": {
+      const v = raw.trim().toLowerCase()
+      return ["1", "true", "yes", "on"].includes(v) ? true : ["0", "false", "no", "off"].includes(v) ? false : undefined
+    }
+    case "list":
+      return raw
+        .split(/[,\s]+/)
+        .map((s) => s.trim())
+        .filter((s) => s !== "")
+  }
+}
+
+const sourceOf = (key: string, origins: Origins): string => {
+  const variable = origins.fromEnv.get(key)
+  if (variable !== undefined) return variable
+  if (origins.file === undefined) return "environment"
+  const line = findLine(origins.text, key)
+  return line === undefined ? origins.file : `${origins.file}:${line}`
+}
+
+/** The 1-based line of `key = …` inside `[section]` of a TOML text, if it is there. */
+export const findLine = (text: string, dotted: string): number | undefined => {
+  const [section, key] = dotted.split(".")
+  const lines = text.split("\n")
+  let current = ""
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim()
+    const header = /^\[\s*([^\]\s]+)\s*\]/.exec(line)
+    if (header) {
+      current = header[1]!.replace(/"/g, "")
+      if (key === undefined && current === section) return i + 1
+      continue
+    }
+    if (key !== undefined && current === section && new RegExp(`^"?${escapeRegExp(key)}"?\\s*=`).test(line)) {
+      return i + 1
+    }
+  }
+  return undefined
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const FRIENDLY_MESSAGES: Readonly<Record<string, string>> = {
+  "Expected no excess property": "unknown key",
+  "Missing key": "required key is missing"
+}
+
+const describeIssue = (issue: SchemaIssue.Issue, values: unknown, origins: Origins): Array<ConfigProblem> =>
+  formatter(issue).issues.map((i) => {
+    const path = (i.path ?? []).map((p) => String(Predicate.isObject(p) && "key" in p ? p.key : p))
+    const key = path.join(".")
+    const value = path.reduce<unknown>((v, k) => (Predicate.hasProperty(v, k) ? v[k] : undefined), values)
+    const showValue = value !== undefined && !i.message.includes(", got ")
+    const message =
+      FRIENDLY_MESSAGES[i.message] ?? (showValue ? `${i.message}, got ${JSON.stringify(value)}` : i.message)
+    return { key: key || "config", message, source: sourceOf(key, origins) }
+  })
