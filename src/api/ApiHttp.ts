@@ -1,0 +1,410 @@
+/**
+ * The one door to the network for the API client: it builds each request, adds the
+ * headers the spec asks for, sends it, follows what may be followed, retries what may be
+ * retried, and turns every outcome into either a response or an `ApiError`.
+ *
+ *   request ─► validate X-Request-ID ─► bearer (API origins only) ─► send ─┬─► 2xx/304 ─► ApiResponse
+ *                  ▲                                                        ├─► 3xx (GET) ─► next hop
+ *                  │                     401 + fresh credential (once) ◄────┤
+ *                  └──────── retryPolicy (429, 408, 425, 5xx, transport) ◄──┴─► ApiError
+ *
+ * Contracts:
+ * - Under base_url every request sends `Accept: application/json`, `Authorization: Bearer …`
+ *   and an `X-Request-ID` (the caller's, checked, or a generated one; the same on every
+ *   attempt of one call). OAuth endpoints (auth_url) get no bearer.
+ * - The bearer is attached per hop and only when the hop's origin is base_url's or
+ *   auth_url's origin. Redirects are followed by hand, for GET only, so a redirect to a
+ *   CDN, a webhook host or any other origin never receives it.
+ * - Debug logs carry method, path (never the query), status and request id; never the
+ *   bearer.
+ */
+
+import { NodeHttpClient } from "@effect/platform-node"
+import { Clock, Context, Duration, Effect, Layer, Random, Redacted, Schema, SchemaIssue, Stream } from "effect"
+import { HttpBody, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { ApiEndpoints } from "./ApiEndpoints.ts"
+import { ApiError, type ApiErrorReason, ClientValidation, Protocol, Transport, Unexpected } from "./ApiError.ts"
+import { Credentials } from "./Credentials.ts"
+import { classifyFailure } from "./classifyFailure.ts"
+import { errorCodes, provablyNeverSent } from "./neverSent.ts"
+import { DEFAULT_RETRY_SCHEDULE, type Idempotency, type RetrySchedule, retryDelay } from "./retryPolicy.ts"
+
+/** Longest one exchange (connect, headers and whole body) may take before it counts as a transport failure. */
+export const REQUEST_TIMEOUT_MS = 60_000
+/** Redirect hops followed for one GET. */
+export const MAX_REDIRECTS = 5
+/** Largest response body read (a full page of records with stream detail is well under 1 MiB). */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+
+export interface HttpSettings {
+  readonly schedule: RetrySchedule
+  readonly timeoutMs: number
+  readonly maxResponseBytes: number
+}
+
+/** Tunables of the HTTP layer; tests shrink them. */
+export const ApiHttpSettings = Context.Reference<HttpSettings>("dlsync/api/ApiHttpSettings", {
+  defaultValue: () => ({
+    schedule: DEFAULT_RETRY_SCHEDULE,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    maxResponseBytes: MAX_RESPONSE_BYTES
+  })
+})
+
+export type RequestBody =
+  | { readonly _tag: "Json"; readonly value: unknown }
+  | { readonly _tag: "Form"; readonly fields: ReadonlyArray<readonly [string, string]> }
+  | { readonly _tag: "Multipart"; readonly form: FormData }
+
+export interface ApiRequest {
+  readonly method: "GET" | "POST" | "PUT" | "DELETE"
+  /** `api`: under base_url, with the bearer. `auth`: under auth_url, without it. */
+  readonly root: "api" | "auth"
+  /** Relative to the root, starting with "/"; dynamic segments already encoded (see `segment`). */
+  readonly path: string
+  /** Path with placeholders for errors and logs, e.g. `/files/{file}`. Defaults to `path`. */
+  readonly template?: string
+  readonly query?: ReadonlyArray<readonly [string, string]>
+  readonly headers?: Readonly<Record<string, string>>
+  readonly body?: RequestBody
+  readonly idempotency: Idempotency
+  /** A caller-chosen X-Request-ID (1..100 visible ASCII characters). */
+  readonly requestId?: string
+}
+
+export interface ApiResponse {
+  /** e.g. `GET /files/{file}`: names the operation in errors. */
+  readonly operation: string
+  readonly status: number
+  /** Lower-cased header names. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The raw body text ("" for 204, 304 and empty bodies). */
+  readonly text: string
+  /** The response's X-Request-ID, else the one sent. */
+  readonly requestId: string
+}
+
+export class ApiHttp extends Context.Service<
+  ApiHttp,
+  {
+    /** Sends a request; succeeds with any 2xx or 304 answer, fails with a classified ApiError. */
+    send(request: ApiRequest): Effect.Effect<ApiResponse, ApiError>
+  }
+>()("dlsync/api/ApiHttp") {
+  /** Needs an HttpClient (see `layerLive` for undici), the endpoints and the credentials. */
+  static readonly layer = Layer.effect(
+    ApiHttp,
+    Effect.gen(function* () {
+      const client = yield* HttpClient.HttpClient
+      const endpoints = yield* ApiEndpoints
+      const credentials = yield* Credentials
+      const apiOrigins = new Set([new URL(endpoints.baseUrl).origin, new URL(endpoints.authUrl).origin])
+
+      /** One exchange with one URL, redirects followed by hand for GET. */
+      const exchange = Effect.fnUntraced(function* (
+        request: ApiRequest,
+        operation: string,
+        requestId: string,
+        bearer: Redacted.Redacted<string> | undefined,
+        settings: HttpSettings
+      ): Effect.fn.Return<ApiResponse, ApiError> {
+        const timeoutMs = settings.timeoutMs
+        const root = request.root === "api" ? endpoints.baseUrl : endpoints.authUrl
+        const body = yield* encodeBody(request.body, operation)
+        let url = new URL(root + request.path)
+        for (const [k, v] of request.query ?? []) url.searchParams.append(k, v)
+        for (let hop = 0; ; hop++) {
+          // Caller headers first: they can never replace the request id or smuggle a credential.
+          const headers: Record<string, string> = {
+            ...lowerKeys(request.headers ?? {}),
+            accept: "application/json",
+            "x-request-id": requestId
+          }
+          delete headers.authorization
+          if (bearer !== undefined && apiOrigins.has(url.origin)) {
+            headers.authorization = `Bearer ${Redacted.value(bearer)}`
+          }
+          const outgoing = HttpClientRequest.make(request.method)(url, { headers, body })
+          const started = yield* Clock.currentTimeMillis
+          const response = yield* client.execute(outgoing).pipe(
+            Effect.flatMap((res) =>
+              Effect.map(readCapped(res, settings.maxResponseBytes, operation), (text) => ({ res, text }))
+            ),
+            Effect.timeoutOrElse({
+              duration: Duration.millis(timeoutMs),
+              orElse: () =>
+                Effect.fail(
+                  new ApiError({
+                    operation,
+                    reason: new Transport({
+                      message: `no complete answer within ${timeoutMs} ms`,
+                      neverSent: false,
+                      timedOut: true
+                    })
+                  })
+                )
+            }),
+            Effect.catchTag("HttpClientError", (e) => Effect.fail(fromHttpClientError(e, operation)))
+          )
+          const status = response.res.status
+          const responseHeaders = flatHeaders(response.res)
+          const answeredId = responseHeaders["x-request-id"] ?? requestId
+          yield* Effect.logDebug("api exchange").pipe(
+            Effect.annotateLogs({
+              method: request.method,
+              path: url.pathname,
+              status,
+              requestId: answeredId,
+              millis: (yield* Clock.currentTimeMillis) - started
+            })
+          )
+          const location = responseHeaders.location
+          if (status >= 300 && status < 400 && status !== 304) {
+            const next = location !== undefined && URL.canParse(location, url.href) ? new URL(location, url) : undefined
+            const followable =
+              request.method === "GET" &&
+              next !== undefined &&
+              (next.protocol === "https:" || next.protocol === "http:") &&
+              hop < MAX_REDIRECTS
+            if (followable) {
+              url = next
+              continue
+            }
+            return yield* new ApiError({
+              operation,
+              reason: new Unexpected({
+                status,
+                message:
+                  next === undefined
+                    ? `redirect without a usable Location`
+                    : `redirect to ${next.origin}${next.pathname} not followed`,
+                requestId: answeredId
+              })
+            })
+          }
+          const result: ApiResponse = {
+            operation,
+            status,
+            headers: responseHeaders,
+            text: response.text,
+            requestId: answeredId
+          }
+          if ((status >= 200 && status < 300) || status === 304) return result
+          return yield* new ApiError({
+            operation,
+            reason: classifyFailure({
+              status,
+              body: parseJsonOrUndefined(response.text),
+              requestId: answeredId,
+              retryAfter: responseHeaders["retry-after"],
+              wwwAuthenticate: responseHeaders["www-authenticate"],
+              target: request.root,
+              sentCursor: (request.query ?? []).some(([k]) => k === "cursor"),
+              nowMs: yield* Clock.currentTimeMillis
+            })
+          })
+        }
+      })
+
+      const send = Effect.fn("ApiHttp.send")(function* (request: ApiRequest): Effect.fn.Return<ApiResponse, ApiError> {
+        const operation = `${request.method} ${request.template ?? request.path}`
+        const settings = yield* ApiHttpSettings
+        const requestId =
+          request.requestId === undefined ? generateRequestId() : yield* checkRequestId(request.requestId, operation)
+        let refreshed = false
+        for (let attempts = 1; ; attempts++) {
+          const bearer = request.root === "api" ? yield* credentials.bearer : undefined
+          const outcome = yield* Effect.result(exchange(request, operation, requestId, bearer, settings))
+          if (outcome._tag === "Success") return outcome.success
+          const error = outcome.failure
+          if (error.reason._tag === "Unauthorized" && bearer !== undefined && !refreshed) {
+            refreshed = true
+            if (yield* credentials.refreshAfterUnauthorized(bearer)) {
+              attempts--
+              continue
+            }
+          }
+          const delay = retryDelay({
+            failure: error.reason,
+            idempotency: request.idempotency,
+            attempts,
+            random: yield* Random.next,
+            schedule: settings.schedule
+          })
+          if (delay === undefined) return yield* error
+          yield* Effect.logDebug("api retry").pipe(
+            Effect.annotateLogs({ operation, attempt: attempts, reason: error.reason._tag, delayMillis: delay })
+          )
+          yield* Effect.sleep(Duration.millis(delay))
+        }
+      })
+
+      return ApiHttp.of({ send })
+    })
+  )
+
+  /** The production graph: undici underneath. */
+  static readonly layerLive = ApiHttp.layer.pipe(Layer.provide(NodeHttpClient.layerUndici))
+}
+
+/** Encodes one dynamic path segment (identifiers, keys) so it cannot change the path. */
+export const segment = (value: string): string => encodeURIComponent(value)
+
+/** The X-Request-ID rule: 1..100 visible ASCII characters (the spec allows 1..100; a header cannot carry more). */
+export const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,100}$/
+
+/**
+ * Decodes a JSON response body with `schema`. A body that is not JSON, or a documented
+ * field of the wrong type, fails with a Protocol reason naming the field path and the
+ * request id.
+ */
+export const decodeBody =
+  <S extends Schema.Decoder<unknown>>(schema: S) =>
+  (response: ApiResponse): Effect.Effect<S["Type"], ApiError> => {
+    const protocol = (message: string, field?: string) =>
+      new ApiError({
+        operation: response.operation,
+        reason: new Protocol({
+          status: response.status,
+          message,
+          requestId: response.requestId,
+          ...(field !== undefined ? { field } : {})
+        })
+      })
+    let json: unknown
+    try {
+      json = JSON.parse(response.text)
+    } catch {
+      return Effect.fail(protocol(response.text === "" ? "expected a JSON body, got none" : "body is not valid JSON"))
+    }
+    return Schema.decodeUnknownEffect(schema)(json).pipe(
+      Effect.mapError((e) => {
+        const first = formatIssue(e.issue)[0]
+        const field = first?.path === undefined || first.path.length === 0 ? undefined : renderPath(first.path)
+        const message = truncate(first?.message ?? e.message, 200)
+        return protocol(field === undefined ? message : `${field}: ${message}`, field)
+      })
+    )
+  }
+
+/** The response header value, lower-cased name. */
+export const header = (response: ApiResponse, name: string): string | undefined => response.headers[name.toLowerCase()]
+
+// ---------------------------------------------------------------------------------------
+
+const formatIssue = (issue: SchemaIssue.Issue) => SchemaIssue.makeFormatterStandardSchemaV1()(issue).issues
+
+/** `["data", 3, "size_bytes"]` → `data[3].size_bytes`. */
+const renderPath = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>): string =>
+  path
+    .map((s) => (typeof s === "object" ? s.key : s))
+    .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+    .join("")
+
+const truncate = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max)}…`)
+
+const generateRequestId = (): string => `dlsync-${crypto.randomUUID()}`
+
+const checkRequestId = (id: string, operation: string): Effect.Effect<string, ApiError> =>
+  REQUEST_ID_PATTERN.test(id)
+    ? Effect.succeed(id)
+    : Effect.fail(
+        new ApiError({
+          operation,
+          reason: new ClientValidation({
+            field: "X-Request-ID",
+            message: `must be 1 to 100 visible ASCII characters, got ${id.length} characters`
+          })
+        })
+      )
+
+const encodeBody = (body: RequestBody | undefined, operation: string): Effect.Effect<HttpBody.HttpBody, ApiError> => {
+  if (body === undefined) return Effect.succeed(HttpBody.empty)
+  switch (body._tag) {
+    case "Form":
+      return Effect.succeed(HttpBody.urlParams(body.fields))
+    case "Multipart":
+      return Effect.succeed(HttpBody.formData(body.form))
+    case "Json":
+      return Effect.try({
+        try: () => HttpBody.text(JSON.stringify(body.value), "application/json"),
+        catch: (cause) =>
+          new ApiError({
+            operation,
+            reason: new ClientValidation({ field: "body", message: `cannot be encoded as JSON: ${String(cause)}` })
+          })
+      })
+  }
+}
+
+/** The body as text, failing as Protocol once it exceeds `max` bytes (declared or streamed). */
+const readCapped = (
+  res: HttpClientResponse.HttpClientResponse,
+  max: number,
+  operation: string
+): Effect.Effect<string, ApiError | HttpClientError.HttpClientError> => {
+  const tooLarge = () =>
+    new ApiError({
+      operation,
+      reason: new Protocol({
+        status: res.status,
+        message: `response body exceeds ${max} bytes`,
+        ...(res.headers["x-request-id"] !== undefined ? { requestId: res.headers["x-request-id"] } : {})
+      })
+    })
+  const declared = Number(res.headers["content-length"] ?? "0")
+  if (declared > max) return Effect.fail(tooLarge())
+  return Stream.runFoldEffect(
+    res.stream,
+    () => ({ chunks: [] as Uint8Array[], size: 0 }),
+    (acc, chunk) => {
+      acc.size += chunk.byteLength
+      if (acc.size > max) return Effect.fail(tooLarge())
+      acc.chunks.push(chunk)
+      return Effect.succeed(acc)
+    }
+  ).pipe(Effect.map((acc) => new TextDecoder().decode(Buffer.concat(acc.chunks))))
+}
+
+const lowerKeys = (headers: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))
+
+const flatHeaders = (res: HttpClientResponse.HttpClientResponse): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(res.headers)) out[k.toLowerCase()] = v
+  return out
+}
+
+const parseJsonOrUndefined = (text: string): unknown => {
+  try {
+    return text === "" ? undefined : JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+const fromHttpClientError = (e: HttpClientError.HttpClientError, operation: string): ApiError => {
+  const reason: ApiErrorReason = (() => {
+    switch (e.reason._tag) {
+      case "InvalidUrlError":
+        return new ClientValidation({ field: "url", message: "the request URL is invalid" })
+      case "EncodeError":
+        return new ClientValidation({ field: "body", message: "the request body cannot be encoded" })
+      case "TransportError": {
+        const codes = errorCodes(e.reason.cause)
+        return new Transport({
+          message: `connection failed${codes.length > 0 ? ` (${codes.join(", ")})` : ""}`,
+          neverSent: provablyNeverSent(e.reason.cause),
+          timedOut: codes.some((c) => c.includes("TIMEOUT"))
+        })
+      }
+      default:
+        return new Transport({
+          message: "the response could not be read to the end",
+          neverSent: false,
+          timedOut: false
+        })
+    }
+  })()
+  return new ApiError({ operation, reason })
+}
