@@ -1,0 +1,162 @@
+/**
+ * The daemon's HTTP endpoint for service managers, probes and Prometheus:
+ *
+ *   GET|HEAD /healthz     200 "ok" while the process serves requests (liveness)
+ *   GET|HEAD /readyz      200 when ready, 503 when not; JSON with each check (Readiness)
+ *   GET|HEAD /metrics     Prometheus text exposition format (Metrics)
+ *   GET|HEAD /api/status  the `status --json` document (StatusSource)
+ *
+ * Any other method on these paths is 405 with `Allow: GET, HEAD`; any other path is 404.
+ * HEAD answers like GET without a body. Responses are never cached. Requests are not
+ * logged (a scrape every 15 s would drown the journal).
+ *
+ * Lifetime: the layer listens when built and, when its scope closes, stops accepting,
+ * lets in-flight requests finish (up to SHUTDOWN_GRACE) and closes. A listen failure
+ * (port in use, address not on this host) fails the layer with HealthServerError.
+ * With `listen: "off"` nothing listens and `url` is undefined.
+ */
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Duration, Effect, Layer, Predicate, Schema } from "effect"
+import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "./ListenAddress.ts"
+import { Metrics, PROMETHEUS_CONTENT_TYPE } from "./Metrics.ts"
+import { Readiness } from "./Readiness.ts"
+import { StatusSource } from "./StatusSource.ts"
+
+export interface HealthServerOptions {
+  readonly listen: ListenSetting
+}
+
+export class HealthServerError extends Schema.TaggedError<HealthServerError>()("HealthServerError", {
+  /** The configured address, as written in `server.listen`. */
+  listen: Schema.String,
+  /** The system error code (EADDRINUSE, EACCES, EADDRNOTAVAIL, ...), when there is one. */
+  code: Schema.UndefinedOr(Schema.String),
+  message: Schema.String
+}) {}
+
+export class HealthServer extends Context.Service<
+  HealthServer,
+  {
+    /** The bound origin, e.g. "http://127.0.0.1:8686"; undefined when the endpoint is off. */
+    readonly url: string | undefined
+  }
+>()("dlsync/server/HealthServer") {
+  static readonly layer = (
+    options: HealthServerOptions
+  ): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> =>
+    options.listen === "off"
+      ? Layer.succeed(HealthServer, HealthServer.of({ url: undefined }))
+      : listening(options.listen)
+}
+
+/** How long in-flight requests may run once shutdown starts. */
+export const SHUTDOWN_GRACE = Duration.seconds(5)
+
+const listening = (
+  address: ListenAddress
+): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> => {
+  const server = Layer.effect(
+    HttpServer.HttpServer,
+    NodeHttpServer.make(
+      () => createServer({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 }),
+      {
+        port: address.port,
+        ...(address.host === undefined ? {} : { host: address.host }),
+        gracefulShutdownTimeout: SHUTDOWN_GRACE
+      }
+    ).pipe(Effect.mapError((error) => listenError(address, error.cause)))
+  )
+  const serving = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true })
+  const announced = Layer.effect(
+    HealthServer,
+    Effect.gen(function* () {
+      const url = HttpServer.formatAddress((yield* HttpServer.HttpServer).address)
+      yield* Effect.logInfo(`health endpoint listening on ${url}`)
+      if (!isLoopback(address)) {
+        yield* Effect.logWarning(
+          `health endpoint ${url} is reachable from other hosts (server.listen = "${formatListen(address)}"); /api/status shows file names`
+        )
+      }
+      return HealthServer.of({ url })
+    })
+  )
+  return Layer.merge(serving, announced).pipe(Layer.provide(server))
+}
+
+const routes = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const router = yield* HttpRouter.HttpRouter
+    const metrics = yield* Metrics
+    const readiness = yield* Readiness
+    const status = yield* StatusSource
+
+    yield* router.add("*", "/healthz", readOnly(Effect.succeed(text(200, "ok\n"))))
+    yield* router.add(
+      "*",
+      "/readyz",
+      readOnly(
+        Effect.map(readiness.report, (report) =>
+          HttpServerResponse.jsonUnsafe(report, { status: report.ready ? 200 : 503, headers: NO_STORE })
+        )
+      )
+    )
+    yield* router.add(
+      "*",
+      "/metrics",
+      readOnly(
+        Effect.map(metrics.render, (body) =>
+          HttpServerResponse.text(body, { contentType: PROMETHEUS_CONTENT_TYPE, headers: NO_STORE })
+        )
+      )
+    )
+    yield* router.add(
+      "*",
+      "/api/status",
+      readOnly(
+        status.document.pipe(
+          Effect.flatMap((document) => HttpServerResponse.json(document, { headers: NO_STORE })),
+          Effect.orDie,
+          Effect.catchDefect((defect) =>
+            Effect.as(Effect.logError("status document unavailable", defect), text(500, "status unavailable\n"))
+          )
+        )
+      )
+    )
+    yield* router.add("*", "*", text(404, "not found\n"))
+  })
+)
+
+const NO_STORE = { "cache-control": "no-store" }
+
+const text = (status: number, body: string, headers: Readonly<Record<string, string>> = {}) =>
+  HttpServerResponse.text(body, { status, headers: { ...NO_STORE, ...headers } })
+
+/** Runs `handler` for GET and HEAD (Node drops the body of a HEAD answer); 405 otherwise. */
+const readOnly =
+  <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  (request: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+    request.method === "GET" || request.method === "HEAD"
+      ? handler
+      : Effect.succeed(text(405, "method not allowed\n", { allow: "GET, HEAD" }))
+
+const listenError = (address: ListenAddress, cause: unknown): HealthServerError => {
+  const listen = formatListen(address)
+  const code = Predicate.hasProperty(cause, "code") && Predicate.isString(cause.code) ? cause.code : undefined
+  const why =
+    code === undefined ? (cause instanceof Error ? cause.message : String(cause)) : (LISTEN_ERRORS[code] ?? code)
+  return new HealthServerError({
+    listen,
+    code,
+    message: `cannot listen on ${listen} (server.listen): ${why}; choose another address or set it to "off"`
+  })
+}
+
+const LISTEN_ERRORS: Readonly<Record<string, string>> = {
+  EADDRINUSE: "the address is already in use",
+  EACCES: "permission denied (ports below 1024 need privileges)",
+  EADDRNOTAVAIL: "the address does not belong to this host",
+  ENOTFOUND: "the host name does not resolve",
+  EAFNOSUPPORT: "this host does not support that address family"
+}
