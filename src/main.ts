@@ -7,11 +7,12 @@ import { Cause, Console, Effect, Exit, Predicate } from "effect"
 import { Command } from "effect/cli"
 import { configCommand } from "./cli/config.ts"
 import { demoCommand } from "./cli/demo.ts"
+import { emulatorCommand } from "./cli/emulator.ts"
 import { ExitCode } from "./cli/exitCodes.ts"
 import { root } from "./cli/root.ts"
 import { VERSION } from "./version.ts"
 
-const cli = root.pipe(Command.withSubcommands([configCommand, demoCommand]), Command.run({ version: VERSION }))
+const cli = root.pipe(Command.withSubcommands([configCommand, demoCommand, emulatorCommand]), Command.run({ version: VERSION }))
 
 const program = cli.pipe(
   Effect.as(ExitCode.ok),

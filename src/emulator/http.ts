@@ -10,6 +10,7 @@
  * truncated bodies), which wants direct access to the response.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { Fault } from "./faults.ts"
 
 /** Who made a request, resolved from `Authorization: Bearer …`. */
 export type Principal =
@@ -46,6 +47,12 @@ export interface RouteRequest {
   /** Present whenever the route's rule is `bearer` (the server rejected the request otherwise). */
   readonly principal: Principal | undefined
   readonly raw: IncomingMessage
+  /**
+   * The injected fault firing for this request, if any. The server applies status, body
+   * and JSON faults itself; routes that write raw bodies pass it to `BodyWriter`, and the
+   * CDN reads its own kinds (faults.ts).
+   */
+  readonly fault: Fault | undefined
 }
 
 export type RouteResult =
@@ -56,10 +63,20 @@ export type RouteResult =
       readonly body: unknown
       readonly headers?: Readonly<Record<string, string>>
     }
+  /** A binary body (posters); the server sets Content-Length. */
+  | {
+      readonly kind: "bytes"
+      readonly status: number
+      readonly body: Buffer
+      readonly headers?: Readonly<Record<string, string>>
+    }
   /** No body: 204, 304, and HEAD answers. */
   | { readonly kind: "empty"; readonly status: number; readonly headers?: Readonly<Record<string, string>> }
   /** The handler wrote the response itself (CDN bodies, ZIP streams). */
   | { readonly kind: "raw" }
+
+/** The JSON variant, which error helpers return so callers can add headers by spreading. */
+export type JsonResult = Extract<RouteResult, { readonly kind: "json" }>
 
 export interface Route {
   readonly method: "GET" | "HEAD" | "POST" | "PUT" | "DELETE"
@@ -75,7 +92,7 @@ export const apiError = (
   code: string,
   message: string,
   fields?: Readonly<Record<string, ReadonlyArray<string>>>
-): RouteResult => ({
+): JsonResult => ({
   kind: "json",
   status,
   body: { error: fields ? { code, message, details: { fields } } : { code, message } }
@@ -87,9 +104,57 @@ export const oauthError = (
   error: string,
   extra?: { readonly message?: string; readonly hint?: string },
   headers?: Readonly<Record<string, string>>
-): RouteResult => ({
+): JsonResult => ({
   kind: "json",
   status,
   body: { error, ...extra },
   ...(headers ? { headers } : {})
 })
+
+/**
+ * The JSON object of a request body, or the error answer: 415 unless the content type is
+ * application/json, 400 `invalid_json` when it does not parse, 422 when it is not an object.
+ */
+export const readJsonObject = (
+  request: RouteRequest
+):
+  | { readonly ok: true; readonly value: Readonly<Record<string, unknown>> }
+  | { readonly ok: false; readonly error: RouteResult } => {
+  const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase()
+  if (type !== "application/json") {
+    return { ok: false, error: apiError(415, "unsupported_media_type", "Content-Type must be application/json") }
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(request.body.toString("utf8"))
+  } catch {
+    return { ok: false, error: apiError(400, "invalid_json", "The request body is not valid JSON") }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { ok: false, error: validationFailed({ body: ["must be a JSON object"] }) }
+  }
+  return { ok: true, value: Object.fromEntries(Object.entries(value)) }
+}
+
+/** A 422 `validation_failed` answer naming the offending fields. */
+export const validationFailed = (fields: Readonly<Record<string, ReadonlyArray<string>>>): JsonResult =>
+  apiError(422, "validation_failed", "The request has invalid fields", fields)
+
+/** `{ data, meta? }` with status 200 unless told otherwise. */
+export const ok = (
+  data: unknown,
+  meta?: unknown,
+  status = 200,
+  headers?: Readonly<Record<string, string>>
+): RouteResult => ({
+  kind: "json",
+  status,
+  body: meta === undefined ? { data } : { data, meta },
+  ...(headers ? { headers } : {})
+})
+
+/** A request header as one string (repeated headers joined with ", "), or undefined. */
+export const headerValue = (headers: IncomingMessage["headers"], name: string): string | undefined => {
+  const value = headers[name.toLowerCase()]
+  return Array.isArray(value) ? value.join(", ") : value
+}

@@ -1,0 +1,101 @@
+/**
+ * `dlsync emulator`: runs the Download Service emulator (src/emulator) until SIGINT or
+ * SIGTERM. It prints the API and CDN URLs, a personal API key and an OAuth client id; with
+ * `--json`, one JSON object on the first line of stdout that scripts and tests parse.
+ */
+import { Console, Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { parseLibrarySpec } from "../emulator/library.ts"
+import { type RunningEmulator, startEmulator } from "../emulator/server.ts"
+
+export const emulatorCommand = Command.make(
+  "emulator",
+  {
+    port: Flag.Int("port").pipe(
+      Flag.withDescription("API port (0 picks a free one)"),
+      Flag.withMetavar("N"),
+      Flag.withDefault(8787)
+    ),
+    cdnPort: Flag.Int("cdn-port").pipe(
+      Flag.withDescription("CDN port (default: the API port + 1, or a free one with --port 0)"),
+      Flag.withMetavar("N"),
+      Flag.optional
+    ),
+    host: Flag.String("host").pipe(Flag.withDescription("Interface to listen on"), Flag.withDefault("127.0.0.1")),
+    library: Flag.String("library").pipe(
+      Flag.withDescription("Sample library: demo, empty, or files=N,depth=D"),
+      Flag.withMetavar("SPEC"),
+      Flag.mapTryCatch(
+        (spec) => {
+          parseLibrarySpec(spec)
+          return spec
+        },
+        (error) => (error instanceof Error ? error.message : String(error))
+      ),
+      Flag.withDefault("demo")
+    ),
+    contentDir: Flag.String("content-dir").pipe(
+      Flag.withDescription("Serve <DIR>/<file id> instead of generated content where it exists"),
+      Flag.withMetavar("DIR"),
+      Flag.optional
+    ),
+    cdnBase: Flag.String("cdn-base").pipe(
+      Flag.withDescription("Make download links point at another server serving the same bytes"),
+      Flag.withMetavar("URL"),
+      Flag.optional
+    ),
+    control: Flag.Boolean("control").pipe(
+      Flag.withDescription("Enable the control API under /_control"),
+      Flag.withDefault(false)
+    ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON object with the URLs and credentials on the first line"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("emulator")(function* (flags) {
+    const emulator = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          startEmulator({
+            host: flags.host,
+            port: flags.port,
+            cdnPort: Option.getOrElse(flags.cdnPort, () => (flags.port === 0 ? 0 : flags.port + 1)),
+            library: flags.library,
+            control: flags.control,
+            ...Option.match(flags.contentDir, { onNone: () => ({}), onSome: (contentDir) => ({ contentDir }) }),
+            ...Option.match(flags.cdnBase, { onNone: () => ({}), onSome: (cdnBase) => ({ cdnBase }) })
+          }),
+        catch: (error) =>
+          new Error(`dlsync emulator: cannot start: ${error instanceof Error ? error.message : String(error)}`)
+      }).pipe(Effect.orDie),
+      (running) => Effect.promise(() => running.close())
+    )
+    yield* Console.log(flags.json ? JSON.stringify(emulatorJson(emulator)) : emulatorBanner(emulator))
+    return yield* Effect.never
+  }, Effect.scoped)
+).pipe(Command.withDescription("Run the Download Service emulator (for the demo, tests and trying dlsync out)"))
+
+/** The `--json` line. */
+export const emulatorJson = (emulator: RunningEmulator) => ({
+  base_url: emulator.baseUrl,
+  auth_url: emulator.authUrl,
+  cdn_url: emulator.cdnUrl,
+  api_key: emulator.apiKey,
+  client_id: emulator.clientId,
+  access_token: emulator.accessToken,
+  refresh_token: emulator.refreshToken,
+  ...(emulator.controlUrl === undefined ? {} : { control_url: emulator.controlUrl })
+})
+
+/** The human-readable start message. */
+export const emulatorBanner = (emulator: RunningEmulator): string =>
+  [
+    "Download Service emulator running (Ctrl-C to stop)",
+    `  base_url   ${emulator.baseUrl}`,
+    `  auth_url   ${emulator.authUrl}`,
+    `  cdn        ${emulator.cdnUrl}`,
+    ...(emulator.controlUrl === undefined ? [] : [`  control    ${emulator.controlUrl}`]),
+    `  api_key    ${emulator.apiKey}`,
+    `  client_id  ${emulator.clientId}`
+  ].join("\n")
