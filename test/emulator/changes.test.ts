@@ -252,7 +252,8 @@ describe("GET /files/changes", () => {
       assert.strictEqual((await call(e, "GET", `/files/changes?limit=${bad}`)).status, 422)
   })
 
-  it("an idle poll against 100,000 items costs O(changes), not O(items)", async () => {
+  // Its cost (O(changes), not O(items)) is measured by bench/index.ts, not asserted here.
+  it("an idle poll against 100,000 items is empty, and the next one carries exactly the new item", async () => {
     const e = await emulator({ library: "files=100000,depth=4" })
     const tree = e.state.primaryUser.tree
     assert.isAbove(tree.size, 100_000)
@@ -264,10 +265,7 @@ describe("GET /files/changes", () => {
       m: false,
       p: false
     })
-    const started = performance.now()
-    for (let i = 0; i < 50; i++) assert.deepStrictEqual((await page(e, "", cursor)).data, [])
-    const perPoll = (performance.now() - started) / 50
-    assert.isBelow(perPoll, 20, `idle poll took ${perPoll.toFixed(2)} ms`)
+    assert.deepStrictEqual((await page(e, "", cursor)).data, [])
     const added = e.control.addFile({ name: "late.txt" })
     assert.deepStrictEqual(idsOf((await page(e, "", cursor)).data), [added.id])
   })
