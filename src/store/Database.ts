@@ -1,0 +1,95 @@
+/**
+ * The state database: one better-sqlite3 connection to `<state_dir>/state.db`, migrated at
+ * open. Shared by the Store and the transfer journal.
+ *
+ * Invariants:
+ * - The state dir is created 0700; the database and its -wal and -shm files are 0600 (they
+ *   hold the account's file names and the cursor).
+ * - WAL journal, synchronous=FULL (a committed page or cursor survives power loss),
+ *   foreign keys on, busy_timeout set.
+ * - A schema newer than SCHEMA_VERSION fails with SchemaTooNew before anything is written;
+ *   each migration runs in one transaction together with its `user_version` bump.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import BetterSqlite3 from "better-sqlite3"
+import { Context, Effect, Layer, Predicate } from "effect"
+import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts"
+import { SchemaTooNew, StoreOpenError } from "./StoreError.ts"
+
+export const DATABASE_FILE = "state.db"
+export const BUSY_TIMEOUT_MS = 5_000
+
+export class Database extends Context.Service<
+  Database,
+  {
+    readonly db: BetterSqlite3.Database
+    readonly path: string
+  }
+>()("dlsync/store/Database") {
+  /** Opens (creating if needed) and migrates the database in `stateDir`; closes it with the scope. */
+  static readonly layer = (stateDir: string): Layer.Layer<Database, StoreOpenError | SchemaTooNew> =>
+    Layer.effect(
+      Database,
+      Effect.acquireRelease(openDatabase(stateDir), ({ db }) => Effect.sync(() => db.close())).pipe(
+        Effect.map((handle) => Database.of(handle))
+      )
+    )
+}
+
+/** Opens and migrates; exported for tests that need to reopen a database by hand. */
+export const openDatabase = Effect.fnUntraced(function* (
+  stateDir: string
+): Effect.fn.Return<{ readonly db: BetterSqlite3.Database; readonly path: string }, StoreOpenError | SchemaTooNew> {
+  const path = Path.join(stateDir, DATABASE_FILE)
+  const fail = (problem: unknown) => new StoreOpenError({ path, problem: describe(problem) })
+  const db = yield* Effect.try({
+    try: () => {
+      Fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+      // Create the file 0600 before SQLite does, so it never exists with a wider mode.
+      Fs.closeSync(Fs.openSync(path, Fs.constants.O_CREAT | Fs.constants.O_RDWR, 0o600))
+      Fs.chmodSync(path, 0o600)
+      const db = new BetterSqlite3(path)
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+      return db
+    },
+    catch: fail
+  })
+  const version = yield* Effect.try({ try: () => readUserVersion(db), catch: fail }).pipe(
+    Effect.tapError(() => Effect.sync(() => db.close()))
+  )
+  if (version > SCHEMA_VERSION) {
+    db.close()
+    return yield* new SchemaTooNew({ path, found: version, supported: SCHEMA_VERSION })
+  }
+  yield* Effect.try({
+    try: () => {
+      db.pragma("journal_mode = WAL")
+      db.pragma("synchronous = FULL")
+      db.pragma("foreign_keys = ON")
+      for (const migration of MIGRATIONS) {
+        if (migration.version <= version) continue
+        db.transaction(() => {
+          db.exec(migration.sql)
+          db.pragma(`user_version = ${migration.version}`)
+        })()
+      }
+      // SQLite gives -wal/-shm the database's mode; make sure of it all the same.
+      for (const suffix of ["-wal", "-shm"]) {
+        if (Fs.existsSync(path + suffix)) Fs.chmodSync(path + suffix, 0o600)
+      }
+    },
+    catch: fail
+  }).pipe(Effect.tapError(() => Effect.sync(() => db.close())))
+  return { db, path }
+})
+
+// ---------------------------------------------------------------------------------------
+
+const readUserVersion = (db: BetterSqlite3.Database): number => {
+  const value = db.pragma("user_version", { simple: true })
+  if (!Predicate.isNumber(value)) throw new Error(`unexpected user_version ${String(value)}`)
+  return value
+}
+
+const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))

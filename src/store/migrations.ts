@@ -1,0 +1,162 @@
+/**
+ * The state database's schema, as numbered migrations. Migration N brings a database from
+ * `PRAGMA user_version` N-1 to N, in one transaction with the version bump. A database whose
+ * version is above the last migration here was written by a newer dlsync and is refused,
+ * never rewritten (see database.ts).
+ *
+ * Every table is STRICT and opens with a comment stating its invariants.
+ */
+
+export interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly sql: string
+}
+
+const V1_INITIAL = `
+-- remote_items: the account's files and folders as the feed last reported them.
+-- Invariants: one row per remote id, for an item the service reported alive; a delete record
+-- removes the row. \`generation\` is the listing generation that last saw the item: while a
+-- rebuild into generation G runs, rows below G are unconfirmed and are removed only in the
+-- transaction that completes that listing.
+CREATE TABLE remote_items (
+  id          TEXT PRIMARY KEY NOT NULL CHECK (id <> ''),
+  parent_id   TEXT,
+  name        TEXT NOT NULL,
+  type        TEXT NOT NULL CHECK (type IN ('file', 'folder')),
+  kind        TEXT NOT NULL,
+  size_bytes  INTEGER NOT NULL CHECK (size_bytes >= 0),
+  mime_type   TEXT NOT NULL,
+  locked      INTEGER NOT NULL CHECK (locked IN (0, 1)),
+  updated_at  TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  expires_at  TEXT,
+  generation  INTEGER NOT NULL CHECK (generation >= 0)
+) STRICT;
+CREATE INDEX remote_items_parent ON remote_items (parent_id);
+CREATE INDEX remote_items_generation ON remote_items (generation);
+
+-- feed_state: exactly one row (id = 1), how far the store has followed the service.
+-- Invariants: \`cursor\` is meaningful only for the query parameters stored beside it (mode,
+-- kind, include_media, include_poster; spec rule 8): changing any of them discards it and
+-- starts a rebuild. \`cursor\` is written only in the transaction that applies the page it
+-- follows. \`generation\` is the last completed full listing (0: none yet); while
+-- \`rebuild_generation\` is set, a full listing into it is under way and \`cursor\` continues
+-- it after a crash. rebuild_generation > generation whenever it is set.
+CREATE TABLE feed_state (
+  id                  INTEGER PRIMARY KEY CHECK (id = 1),
+  mode                TEXT NOT NULL CHECK (mode IN ('changes', 'listing')),
+  mode_reason         TEXT NOT NULL,
+  kind                TEXT,
+  include_media       INTEGER NOT NULL CHECK (include_media IN (0, 1)),
+  include_poster      INTEGER NOT NULL CHECK (include_poster IN (0, 1)),
+  cursor              TEXT,
+  cursor_updated_at   TEXT,
+  generation          INTEGER NOT NULL CHECK (generation >= 0),
+  rebuild_generation  INTEGER,
+  rebuild_reason      TEXT,
+  watermark           TEXT,
+  last_poll_at        TEXT,
+  CHECK (rebuild_generation IS NULL OR rebuild_generation > generation),
+  CHECK ((rebuild_generation IS NULL) = (rebuild_reason IS NULL))
+) STRICT;
+INSERT INTO feed_state (id, mode, mode_reason, kind, include_media, include_poster, generation, rebuild_generation, rebuild_reason)
+VALUES (1, 'changes', 'default', NULL, 0, 0, 0, 1, 'first listing');
+
+-- local_entries: the paths dlsync wrote under the mirror root.
+-- Invariants: \`path\` is relative, '/'-separated and inside the root; at most one entry per
+-- remote id; size_bytes, mtime_ns and inode are what lstat showed right after dlsync wrote the
+-- path, all three null when nothing has been written yet. Only a path whose entry still
+-- matches a fresh lstat may be replaced or removed. remote_* record the remote version the
+-- written content is a copy of.
+CREATE TABLE local_entries (
+  path              TEXT PRIMARY KEY NOT NULL CHECK (path <> '' AND path NOT LIKE '/%'),
+  remote_id         TEXT NOT NULL UNIQUE,
+  type              TEXT NOT NULL CHECK (type IN ('file', 'folder')),
+  size_bytes        INTEGER CHECK (size_bytes >= 0),
+  mtime_ns          TEXT,
+  inode             TEXT,
+  remote_size       INTEGER NOT NULL CHECK (remote_size >= 0),
+  remote_updated_at TEXT NOT NULL,
+  remote_name       TEXT NOT NULL,
+  remote_parent_id  TEXT,
+  state             TEXT NOT NULL CHECK (state IN ('synced', 'pending', 'failed')),
+  attempts          INTEGER NOT NULL CHECK (attempts >= 0),
+  last_error        TEXT,
+  updated_at        TEXT NOT NULL,
+  CHECK ((size_bytes IS NULL) = (mtime_ns IS NULL) AND (mtime_ns IS NULL) = (inode IS NULL))
+) STRICT;
+
+-- locally_deleted: items the user deleted from the mirror under on_local_delete = respect.
+-- Invariants: one row per remote id; such an item is not fetched again until \`dlsync restore\`
+-- removes its row; the row goes when the remote item goes.
+CREATE TABLE locally_deleted (
+  remote_id   TEXT PRIMARY KEY NOT NULL,
+  path        TEXT NOT NULL,
+  deleted_at  TEXT NOT NULL
+) STRICT;
+
+-- pending_op: the one local operation the executor is performing (rename, conflict copy,
+-- trash, delete), written before the disk is touched and cleared with the store update that
+-- follows it. Invariants: at most one row (id = 1); a row at start means a crash between the
+-- disk and the store, which recovery settles by looking at the disk before any scan.
+CREATE TABLE pending_op (
+  id          INTEGER PRIMARY KEY CHECK (id = 1),
+  op          TEXT NOT NULL CHECK (op IN ('rename', 'conflict_copy', 'trash', 'delete')),
+  remote_id   TEXT NOT NULL,
+  from_path   TEXT NOT NULL,
+  to_path     TEXT,
+  inode       TEXT NOT NULL,
+  started_at  TEXT NOT NULL
+) STRICT;
+
+-- held_deletes: the removals of the last pass that exceeded the big-delete limit.
+-- Invariants: empty unless the latest pass was held; each pass replaces the whole table.
+CREATE TABLE held_deletes (
+  path     TEXT PRIMARY KEY NOT NULL,
+  held_at  TEXT NOT NULL
+) STRICT;
+
+-- events: what dlsync did, skipped or failed, and why, for \`status\`.
+-- Invariants: append-only in seq order; only the newest rows are kept (pruned on append).
+CREATE TABLE events (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  at         TEXT NOT NULL,
+  level      TEXT NOT NULL CHECK (level IN ('info', 'warn', 'error')),
+  kind       TEXT NOT NULL,
+  path       TEXT,
+  remote_id  TEXT,
+  message    TEXT NOT NULL
+) STRICT;
+
+-- transfers: resumable downloads (the transfer journal), one row per remote file.
+-- Invariants: partial_path is relative to the mirror root and lies under .dlsync/partial;
+-- the row and its segments are saved in one transaction.
+CREATE TABLE transfers (
+  file_id        TEXT PRIMARY KEY NOT NULL,
+  size_bytes     INTEGER NOT NULL CHECK (size_bytes >= 0),
+  etag           TEXT,
+  last_modified  TEXT,
+  partial_path   TEXT NOT NULL,
+  attempts       INTEGER NOT NULL CHECK (attempts >= 0),
+  last_error     TEXT,
+  updated_at     TEXT NOT NULL
+) STRICT;
+
+-- transfer_segments: the byte ranges [start, end) of a transfer assigned to parallel segments.
+-- Invariants: ranges of one transfer are disjoint and within [0, size); the first \`durable\`
+-- bytes from \`start\` are fsynced in the partial file (0 <= durable <= end - start).
+CREATE TABLE transfer_segments (
+  file_id  TEXT NOT NULL REFERENCES transfers (file_id) ON DELETE CASCADE,
+  start    INTEGER NOT NULL CHECK (start >= 0),
+  "end"    INTEGER NOT NULL,
+  durable  INTEGER NOT NULL,
+  PRIMARY KEY (file_id, start),
+  CHECK ("end" > start AND durable >= 0 AND durable <= "end" - start)
+) STRICT;
+`
+
+export const MIGRATIONS: ReadonlyArray<Migration> = [{ version: 1, name: "initial schema", sql: V1_INITIAL }]
+
+/** The schema version this binary writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length

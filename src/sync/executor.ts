@@ -1,0 +1,349 @@
+/**
+ * The executor: performs a plan's local actions on the mirror root through LocalOps, hands
+ * downloads to the transfer queue, and records every outcome in the Store.
+ *
+ *   plan ─► executePlan ─┬─► LocalOps (mkdir, rename, conflict copy, trash, delete, rmdir)
+ *                        ├─► DownloadQueue.enqueue ─► (later) landed / failed ─► Store
+ *                        └─► Store (entries, markers, held deletes, events)
+ *
+ * Invariants:
+ * - The root is checked (exists, marker present when files were mirrored) before any action;
+ *   a root that goes missing midway stops the pass with RootUnavailable.
+ * - Actions run in plan order; a failed action is recorded (with its reason) and the pass
+ *   goes on: an action that depended on it fails on its own checks, never blindly.
+ * - The store changes only after the disk did. A rename, conflict copy, trash or delete is
+ *   recorded in `pending_op` first and cleared with the store update that follows it; after a
+ *   crash in between, `recoverInterrupted` (run before the next scan) finds by inode whether
+ *   the operation happened and completes the store, so a moved file is never taken for one
+ *   the user deleted.
+ * - Downloads are only queued here; the entry keeps describing what is on disk until the
+ *   queue reports the landed file.
+ */
+import { Context, Effect, Option } from "effect"
+import { type PendingOp, Store } from "../store/Store.ts"
+import { type LocalOpError, LocalOps, type RootUnavailable } from "./localOps.ts"
+import {
+  type LocalEntry,
+  type LocalStat,
+  movedVersion,
+  type RemoteItem,
+  remoteVersionOf,
+  type WrittenStat
+} from "./model.ts"
+import { type Action, type ActionTag, MOVING_DIR } from "./planner.ts"
+
+export type DownloadAction = Extract<Action, { readonly _tag: "Download" }>
+
+export interface DownloadRequest {
+  readonly action: DownloadAction
+  /**
+   * To call once the file is in place, with the lstat of the landed file. The queue lands a
+   * file with `LocalOps.land` (fsynced partial → checked rename → fsync(dir)), which refuses
+   * unless the path still holds what `action.replace` describes (null: nothing) and its
+   * folders are real folders, not symlinks.
+   */
+  readonly landed: (written: WrittenStat) => Effect.Effect<void>
+  /** To call when the download gives up for now; the reason is shown by `status`. */
+  readonly failed: (reason: string) => Effect.Effect<void>
+}
+
+/** The transfer queue as the executor sees it. `enqueue` is idempotent per remote id. */
+export class DownloadQueue extends Context.Service<
+  DownloadQueue,
+  { readonly enqueue: (request: DownloadRequest) => Effect.Effect<void> }
+>()("dlsync/sync/DownloadQueue") {}
+
+export type OutcomeResult = "done" | "queued" | "failed" | "held" | "skipped"
+
+export interface Outcome {
+  readonly action: Action
+  readonly result: OutcomeResult
+  readonly detail: string | null
+}
+
+export interface ExecutionReport {
+  readonly outcomes: ReadonlyArray<Outcome>
+  readonly failed: ReadonlyArray<Outcome>
+  readonly counts: Readonly<Partial<Record<ActionTag, number>>>
+  /** Trash days purged at the end of the pass. */
+  readonly purged: ReadonlyArray<string>
+}
+
+export interface ExecuteOptions {
+  /** The pass's time: dates trash folders and drives the purge. */
+  readonly now: Date
+  readonly trashDays: number
+}
+
+export const executePlan = Effect.fn("executePlan")(function* (
+  actions: ReadonlyArray<Action>,
+  options: ExecuteOptions
+): Effect.fn.Return<ExecutionReport, RootUnavailable | LocalOpError, Store | LocalOps | DownloadQueue> {
+  const store = yield* Store
+  const ops = yield* LocalOps
+  yield* ops.checkRoot((yield* store.local.count) > 0)
+  const today = options.now.toISOString().slice(0, 10)
+  const outcomes: Array<Outcome> = []
+  let held = false
+
+  for (const action of actions) {
+    const result = yield* perform(action, today).pipe(
+      Effect.catchTag("LocalOpError", (e) =>
+        Effect.as(
+          store.events.append({
+            level: "error",
+            kind: `${action._tag.toLowerCase()}_failed`,
+            message: `${action.reason}: ${e.message}`,
+            path: e.path,
+            remoteId: remoteIdOf(action)
+          }),
+          { result: "failed" as const, detail: e.message }
+        )
+      )
+    )
+    if (action._tag === "HoldDeletes") held = true
+    outcomes.push({ action, ...result })
+    // The marker going away midway means the root went away: stop before reading more into it.
+    if (result.result === "failed") yield* ops.checkRoot(true)
+  }
+  if (!held) yield* store.held.replace([])
+  const purged = yield* ops.purgeTrash(today, options.trashDays)
+  const counts: Partial<Record<ActionTag, number>> = {}
+  for (const o of outcomes) if (o.result !== "failed") counts[o.action._tag] = (counts[o.action._tag] ?? 0) + 1
+  return { outcomes, failed: outcomes.filter((o) => o.result === "failed"), counts, purged }
+})
+
+/**
+ * Settles a local operation a crash interrupted between the disk and the store: if what it
+ * moved or removed (known by inode) is no longer at its source, the operation happened and
+ * the store catches up; otherwise it did not and nothing changes. Run before scanning.
+ */
+export const recoverInterrupted = Effect.fn("recoverInterrupted")(function* (): Effect.fn.Return<
+  void,
+  LocalOpError,
+  Store | LocalOps
+> {
+  const store = yield* Store
+  const ops = yield* LocalOps
+  const pending = yield* store.pendingOp.get
+  if (Option.isNone(pending)) return
+  const op = pending.value
+  const atSource = yield* ops.lstat(op.from)
+  if (atSource === undefined || atSource.ino !== op.ino) {
+    if (op.op === "rename" && op.to !== null) {
+      const atTarget = yield* ops.lstat(op.to)
+      if (atTarget?.ino === op.ino) yield* store.local.move(op.from, op.to)
+    } else yield* store.local.remove(op.from)
+    yield* store.events.append({
+      level: "warn",
+      kind: "recovered",
+      message: `completed the record of an interrupted ${op.op.replace("_", " ")} of ${op.from}`,
+      path: op.from,
+      remoteId: op.remoteId
+    })
+  }
+  yield* store.pendingOp.clear
+})
+
+// ---------------------------------------------------------------------------------------
+
+interface Done {
+  readonly result: OutcomeResult
+  readonly detail: string | null
+}
+
+const done: Done = { result: "done", detail: null }
+
+const perform = Effect.fnUntraced(function* (
+  action: Action,
+  today: string
+): Effect.fn.Return<Done, LocalOpError, Store | LocalOps | DownloadQueue> {
+  const store = yield* Store
+  const ops = yield* LocalOps
+  const log = (message: string, path: string | null) =>
+    store.events.append({ level: "info", kind: action._tag.toLowerCase(), message, path, remoteId: remoteIdOf(action) })
+  switch (action._tag) {
+    case "Mkdir": {
+      const stat = yield* ops.mkdirp(action.path)
+      yield* store.local.put(synced(action.path, action.item, stat))
+      return done
+    }
+    case "Rename": {
+      if (action.to.startsWith(`${MOVING_DIR}/`)) yield* ops.mkdirp(MOVING_DIR)
+      const pending = pendingOf("rename", action.remoteId, action.from, action.to, action.expected)
+      yield* guarded(pending, ops.rename(action.from, action.to, action.expected))
+      yield* store.local.move(action.from, action.to)
+      if (action.item !== null) yield* refresh(action.to, action.item, "moved")
+      yield* store.pendingOp.clear
+      yield* log(`${action.from} → ${action.to}: ${action.reason}`, action.to)
+      return done
+    }
+    case "ConflictCopy": {
+      const pending = pendingOf("conflict_copy", action.remoteId, action.from, action.to, action.expected)
+      yield* guarded(pending, ops.rename(action.from, action.to, action.expected))
+      yield* store.local.remove(action.from)
+      yield* store.pendingOp.clear
+      yield* log(`kept your version as ${action.to}: ${action.reason}`, action.from)
+      return done
+    }
+    case "Trash": {
+      const pending = pendingOf("trash", action.remoteId, action.path, null, action.expected)
+      const to = yield* guarded(pending, ops.trash(action.path, action.expected, today))
+      yield* store.local.remove(action.path)
+      yield* store.pendingOp.clear
+      yield* log(`moved to ${to}: ${action.reason}`, action.path)
+      return done
+    }
+    case "Delete": {
+      const pending = pendingOf("delete", action.remoteId, action.path, null, action.expected)
+      yield* guarded(pending, ops.remove(action.path, action.expected))
+      yield* store.local.remove(action.path)
+      yield* store.pendingOp.clear
+      yield* log(`deleted: ${action.reason}`, action.path)
+      return done
+    }
+    case "RemoveFolder": {
+      const removed = yield* ops.removeFolderIfEmpty(action.path, action.expected)
+      yield* store.local.remove(action.path)
+      if (!removed) {
+        yield* log("folder deleted on the remote still holds files dlsync did not write: kept", action.path)
+        return { result: "skipped", detail: "not empty: kept" }
+      }
+      return done
+    }
+    case "Adopt": {
+      yield* store.local.put(synced(action.path, action.item, action.stat))
+      yield* log(`adopted: ${action.reason}`, action.path)
+      return done
+    }
+    case "Refresh":
+      yield* refresh(action.path, action.item, "same_content")
+      return done
+    case "MarkLocallyDeleted":
+      yield* store.local.markDeleted({ remoteId: action.remoteId, path: action.path })
+      yield* log(action.reason, action.path)
+      return done
+    case "Forget":
+      if (action.what === "marker") yield* store.local.forgetMarker(action.remoteId)
+      else yield* store.local.remove(action.path)
+      return done
+    case "HoldDeletes":
+      yield* store.held.replace(action.paths)
+      yield* store.events.append({
+        level: "warn",
+        kind: "big_delete_held",
+        message: action.reason,
+        path: null,
+        remoteId: null
+      })
+      return { result: "held", detail: action.reason }
+    case "Skip":
+      return { result: "skipped", detail: action.reason }
+    case "Download":
+      return yield* enqueue(action)
+  }
+})
+
+/**
+ * Runs a local operation between `pendingOp.begin` and the caller's store update; a refused
+ * or failed operation touched nothing (LocalOps checks first, undoes a half-done link), so
+ * its record is cleared at once.
+ */
+const guarded = <A>(pending: PendingOp, op: Effect.Effect<A, LocalOpError>): Effect.Effect<A, LocalOpError, Store> =>
+  Store.use((store) =>
+    store.pendingOp.begin(pending).pipe(
+      Effect.andThen(op),
+      Effect.tapError(() => store.pendingOp.clear)
+    )
+  )
+
+const pendingOf = (
+  op: PendingOp["op"],
+  remoteId: string,
+  from: string,
+  to: string | null,
+  expected: LocalStat
+): PendingOp => ({ op, remoteId, from, to, ino: expected.ino })
+
+const enqueue = Effect.fnUntraced(function* (
+  action: DownloadAction
+): Effect.fn.Return<Done, never, Store | DownloadQueue> {
+  const store = yield* Store
+  const queue = yield* DownloadQueue
+  const previous = Option.getOrUndefined(yield* store.local.byRemoteId(action.item.id))
+  // While the download runs, the entry keeps describing what is on disk now (the old copy
+  // when replacing, nothing for a new file), so a pass in between destroys nothing.
+  const pending: LocalEntry = {
+    path: action.path,
+    remoteId: action.item.id,
+    type: "file",
+    written: action.replace === null || previous === undefined ? null : previous.written,
+    remote: previous !== undefined && action.replace !== null ? previous.remote : remoteVersionOf(action.item),
+    state: "pending",
+    attempts: previous?.attempts ?? 0,
+    lastError: previous?.lastError ?? null
+  }
+  yield* store.local.put(pending)
+  yield* queue.enqueue({
+    action,
+    landed: (written) => store.local.put(syncedFile(action.path, action.item, written)),
+    failed: (reason) =>
+      Effect.gen(function* () {
+        const current = Option.getOrUndefined(yield* store.local.byRemoteId(action.item.id))
+        yield* store.local.put({
+          ...(current ?? pending),
+          state: "failed",
+          attempts: (current?.attempts ?? 0) + 1,
+          lastError: reason
+        })
+        yield* store.events.append({
+          level: "error",
+          kind: "download_failed",
+          message: reason,
+          path: action.path,
+          remoteId: action.item.id
+        })
+      })
+  })
+  return { result: "queued", detail: null }
+})
+
+/** Records the remote fields of `item` on the entry at `path`; after a move, the size stays that of the content on disk. */
+const refresh = Effect.fnUntraced(function* (path: string, item: RemoteItem, how: "moved" | "same_content") {
+  const store = yield* Store
+  const entry = yield* store.local.byPath(path)
+  if (Option.isNone(entry)) return
+  const remote = how === "moved" ? movedVersion(entry.value.remote, item) : remoteVersionOf(item)
+  yield* store.local.put({ ...entry.value, remote })
+})
+
+const synced = (path: string, item: RemoteItem, stat: WrittenStat): LocalEntry => ({
+  path,
+  remoteId: item.id,
+  type: item.type,
+  written: { size: item.type === "folder" ? 0 : stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino },
+  remote: remoteVersionOf(item),
+  state: "synced",
+  attempts: 0,
+  lastError: null
+})
+
+const syncedFile = (path: string, item: RemoteItem, written: WrittenStat): LocalEntry => ({
+  ...synced(path, item, written),
+  type: "file",
+  written
+})
+
+const remoteIdOf = (action: Action): string | null => {
+  switch (action._tag) {
+    case "Mkdir":
+    case "Download":
+    case "Adopt":
+    case "Refresh":
+      return action.item.id
+    case "HoldDeletes":
+      return null
+    default:
+      return action.remoteId
+  }
+}
