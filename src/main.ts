@@ -5,14 +5,17 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Predicate } from "effect"
 import { Command } from "effect/cli"
+import type { ApiError } from "./api/ApiError.ts"
 import { configCommand } from "./cli/config.ts"
 import { demoCommand } from "./cli/demo.ts"
 import { emulatorCommand } from "./cli/emulator.ts"
+import { loginCommand } from "./cli/login.ts"
+import { logoutCommand } from "./cli/logout.ts"
 import { ExitCode } from "./cli/exitCodes.ts"
 import { root } from "./cli/root.ts"
 import { VERSION } from "./version.ts"
 
-const cli = root.pipe(Command.withSubcommands([configCommand, demoCommand, emulatorCommand]), Command.run({ version: VERSION }))
+const cli = root.pipe(Command.withSubcommands([configCommand, demoCommand, emulatorCommand, loginCommand, logoutCommand]), Command.run({ version: VERSION }))
 
 const program = cli.pipe(
   Effect.as(ExitCode.ok),
@@ -22,6 +25,15 @@ const program = cli.pipe(
         case "ConfigError":
           yield* Console.error(`dlsync: configuration error\n${error.message}`)
           return ExitCode.config
+        case "DeviceLoginFailed":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return ExitCode.auth
+        case "TokenStoreError":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return ExitCode.temporary
+        case "ApiError":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return apiExitCode(error)
         default:
           // Command-line parse errors: the CLI has already printed them with the help text.
           return ExitCode.usage
@@ -30,6 +42,20 @@ const program = cli.pipe(
   ),
   Effect.provide(NodeServices.layer)
 )
+
+/** 77 for a refused credential, 78 for a request the configuration made invalid, 75 for what may pass. */
+const apiExitCode = (error: ApiError): ExitCode => {
+  switch (error.reason._tag) {
+    case "Unauthorized":
+    case "Forbidden":
+    case "OAuth":
+      return ExitCode.auth
+    case "ClientValidation":
+      return ExitCode.config
+    default:
+      return ExitCode.temporary
+  }
+}
 
 NodeRuntime.runMain(program, {
   disableErrorReporting: false,
