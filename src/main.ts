@@ -9,13 +9,16 @@ import type { ApiError } from "./api/ApiError.ts"
 import { configCommand } from "./cli/config.ts"
 import { demoCommand } from "./cli/demo.ts"
 import { emulatorCommand } from "./cli/emulator.ts"
+import { ExitCode } from "./cli/exitCodes.ts"
 import { loginCommand } from "./cli/login.ts"
 import { logoutCommand } from "./cli/logout.ts"
-import { ExitCode } from "./cli/exitCodes.ts"
 import { root } from "./cli/root.ts"
 import { VERSION } from "./version.ts"
 
-const cli = root.pipe(Command.withSubcommands([configCommand, demoCommand, emulatorCommand, loginCommand, logoutCommand]), Command.run({ version: VERSION }))
+const cli = root.pipe(
+  Command.withSubcommands([configCommand, demoCommand, emulatorCommand, loginCommand, logoutCommand]),
+  Command.run({ version: VERSION })
+)
 
 const program = cli.pipe(
   Effect.as(ExitCode.ok),

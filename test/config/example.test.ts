@@ -10,5 +10,6 @@ describe("config.example.toml", () => {
       const file = Path.resolve(import.meta.dirname, "../../config.example.toml")
       const config = yield* loadConfig({ path: Option.some(file), env: { HOME: "/home/u" }, cwd: "/" })
       assert.strictEqual(config.mirror.root, "/srv/media/downloads")
-    }).pipe(Effect.provide(NodeServices.layer)))
+    }).pipe(Effect.provide(NodeServices.layer))
+  )
 })
