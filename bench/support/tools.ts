@@ -1,0 +1,142 @@
+/**
+ * Benchmark plumbing: the peer tools (installed from Debian on demand), an nginx of our
+ * own on a loopback port, process measurement (wall, CPU, peak RSS through getrusage of
+ * the child), and medians.
+ */
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Path from "node:path"
+
+export const TOOLS = ["nginx", "curl", "aria2c", "rclone"] as const
+
+/** Installs nginx, curl, aria2 and rclone from Debian's packages when one is missing. */
+export const ensureTools = (): void => {
+  const missing = TOOLS.filter((t) => which(t) === undefined)
+  if (missing.length === 0) return
+  console.log(`installing ${missing.join(", ")} (apt-get)…`)
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
+  ChildProcess.execSync("apt-get update -qq", { stdio: "inherit", env })
+  ChildProcess.execSync("apt-get install -y -qq nginx curl aria2 rclone", { stdio: "inherit", env })
+}
+
+export const which = (tool: string): string | undefined => {
+  for (const dir of ["/usr/sbin", "/usr/bin", "/usr/local/bin", "/sbin", "/bin"]) {
+    const p = Path.join(dir, tool)
+    if (Fs.existsSync(p)) return p
+  }
+  return undefined
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = Net.createServer()
+    s.once("error", reject)
+    s.listen(0, "127.0.0.1", () => {
+      const address = s.address()
+      const port = address !== null && typeof address === "object" ? address.port : 0
+      s.close(() => resolve(port))
+    })
+  })
+
+/** Starts nginx in the foreground on `port`, serving `dir/www`, logging body bytes per request. */
+export const startNginx = async (dir: string, port: number): Promise<ChildProcess.ChildProcess> => {
+  const conf = Path.join(dir, "nginx.conf")
+  Fs.writeFileSync(
+    conf,
+    `worker_processes 2;
+pid ${dir}/nginx.pid;
+error_log ${dir}/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  log_format bytes '$uri $status $body_bytes_sent';
+  access_log ${dir}/access.log bytes;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  keepalive_timeout 60s;
+  client_body_temp_path ${dir}/tmp;
+  proxy_temp_path ${dir}/tmp;
+  fastcgi_temp_path ${dir}/tmp;
+  uwsgi_temp_path ${dir}/tmp;
+  scgi_temp_path ${dir}/tmp;
+  server {
+    listen 127.0.0.1:${port};
+    root ${dir}/www;
+    autoindex on;
+  }
+}
+`
+  )
+  Fs.mkdirSync(Path.join(dir, "tmp"), { recursive: true })
+  const nginx = ChildProcess.spawn(which("nginx") ?? "nginx", ["-p", `${dir}/`, "-c", conf, "-g", "daemon off;"], {
+    stdio: "inherit"
+  })
+  for (let i = 0; i < 100; i++) {
+    if (await canConnect(port)) return nginx
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  nginx.kill("SIGKILL")
+  throw new Error("nginx did not start")
+}
+
+export interface Measured {
+  readonly seconds: number
+  readonly cpuSeconds: number
+  readonly maxRssMB: number
+}
+
+/**
+ * Runs a command to completion and measures it from outside: wall time, user+system CPU
+ * and peak RSS of the process tree's largest member (getrusage(RUSAGE_CHILDREN) in a tiny
+ * Python wrapper, since Node cannot read a child's rusage).
+ */
+export const measure = (command: string, args: ReadonlyArray<string>): Measured => {
+  const wrapper = `
+import json, resource, subprocess, sys, time
+t = time.perf_counter()
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+e = time.perf_counter() - t
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"code": r.returncode, "seconds": e, "cpu": u.ru_utime + u.ru_stime, "rss": u.ru_maxrss}))
+`
+  const out = ChildProcess.execFileSync("python3", ["-c", wrapper, command, ...args], { encoding: "utf8" })
+  const r: { code: number; seconds: number; cpu: number; rss: number } = JSON.parse(
+    out.trim().split("\n").pop() ?? "{}"
+  )
+  if (r.code !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.code}`)
+  return { seconds: r.seconds, cpuSeconds: r.cpu, maxRssMB: r.rss / 1024 }
+}
+
+export interface Stats {
+  readonly median: number
+  readonly min: number
+  readonly max: number
+}
+
+export const stats = (values: ReadonlyArray<number>): Stats => {
+  const s = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(s.length / 2)
+  const median = s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2
+  return { median, min: s[0] ?? 0, max: s[s.length - 1] ?? 0 }
+}
+
+export const fmt = (s: Stats, digits = 0): string =>
+  `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`
+
+/** Flushes dirty pages so one run's writeback does not slow the next. */
+export const syncDisks = (): void => {
+  ChildProcess.execSync("sync")
+}
+
+// ---------------------------------------------------------------------------------------
+
+const canConnect = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const s = Net.connect(port, "127.0.0.1")
+    s.once("connect", () => {
+      s.destroy()
+      resolve(true)
+    })
+    s.once("error", () => resolve(false))
+  })

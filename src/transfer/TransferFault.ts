@@ -1,0 +1,59 @@
+/**
+ * Why one attempt at a transfer stopped, classified for the retry loop:
+ *
+ * - `link`: the CDN refused the link (401/403/404/410) — ask for a fresh link.
+ * - `restart`: continuing would splice two versions (200 to a ranged request, changed
+ *   validator, Content-Range elsewhere, total ≠ expected size) — start again from zero.
+ * - `transient`: connection reset, idle timeout, truncated body, 5xx/429 — retry with
+ *   backoff from the bytes already written.
+ * - `no-space`: ENOSPC/EDQUOT while writing — pause until space returns.
+ * - `fatal`: nothing a retry on this pass can fix (other 4xx, disk I/O error, a body that
+ *   never matches the expected size) — park the file with this reason.
+ *
+ * Raised by the imperative byte path as a rejection and by Effect code as a failure
+ * as a typed failure once, at the boundary (a Data.TaggedError is both).
+ */
+import { Data } from "effect"
+
+export type FaultKind = "link" | "restart" | "transient" | "no-space" | "fatal"
+
+export class TransferFault extends Data.TaggedError("TransferFault")<{
+  readonly kind: FaultKind
+  readonly message: string
+  /** For `restart`: the server ignores Range, so the next attempt must be one plain GET. */
+  readonly noRanges: boolean
+  readonly cause?: unknown
+}> {}
+
+export const fault = (
+  kind: FaultKind,
+  message: string,
+  options?: { readonly noRanges?: boolean; readonly cause?: unknown }
+): TransferFault =>
+  new TransferFault(
+    options?.cause === undefined
+      ? { kind, message, noRanges: options?.noRanges ?? false }
+      : { kind, message, noRanges: options?.noRanges ?? false, cause: options.cause }
+  )
+
+/** Classifies a Node/undici error from the byte path. */
+export const faultFromError = (error: unknown, what: string): TransferFault => {
+  if (error instanceof TransferFault) return error
+  const code = errorCode(error)
+  const message = error instanceof Error ? error.message : String(error)
+  if (code === "ENOSPC" || code === "EDQUOT") return fault("no-space", `${what}: ${code}`, { cause: error })
+  if (code === "EIO" || code === "EROFS" || code === "EBADF" || code === "EACCES" || code === "EPERM") {
+    return fault("fatal", `${what}: ${code} ${message}`, { cause: error })
+  }
+  if (code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT") {
+    return fault("transient", `${what}: stalled (${code})`, { cause: error })
+  }
+  return fault("transient", `${what}: ${code ?? ""} ${message}`.replace(/ +/g, " "), { cause: error })
+}
+
+// ---------------------------------------------------------------------------------------
+
+const errorCode = (error: unknown): string | undefined => {
+  if (typeof error !== "object" || error === null || !("code" in error)) return undefined
+  return typeof error.code === "string" ? error.code : undefined
+}

@@ -1,0 +1,81 @@
+/**
+ * The transfer engine's settings. Fields named like config keys (`transfers.<key>`) are
+ * wired from the configuration by the caller; sizes and rates are bytes (per second).
+ * The camelCase fields are engineering constants, exposed so tests can shrink them.
+ */
+import type { BandwidthWindow } from "./bandwidthSchedule.ts"
+
+export interface TransferOptions {
+  /** Files transferred at once. */
+  readonly concurrency: number
+  /** Parallel Range requests for one large file. */
+  readonly segments: number
+  /** Files of at least this many bytes are segmented. */
+  readonly segment_threshold: number
+  /** Global limit in bytes per second, 0 = none. */
+  readonly bandwidth_limit: number
+  readonly bandwidth_schedule: ReadonlyArray<BandwidthWindow>
+  /** A file is not started, and transfers pause, when less would remain free. */
+  readonly min_free_space: number
+
+  /** Durability batch: fsync + journal commit after this many written bytes… */
+  readonly durabilityBytes: number
+  /** …or this long after the first unsynced byte, whichever comes first. */
+  readonly durabilityMs: number
+  /** A response that sends no byte for this long is cut (stalled body). */
+  readonly idleTimeoutMs: number
+  /** Failed attempts (transient faults) per file and pass before it is parked. */
+  readonly maxAttempts: number
+  readonly backoffBaseMs: number
+  readonly backoffMaxMs: number
+  /** Fresh links asked for after CDN refusals per file and pass before it is parked. */
+  readonly maxLinkRefreshes: number
+  /** Restarts from zero (changed validator, Range ignored…) per file and pass before it is parked. */
+  readonly maxRestarts: number
+  readonly maxRedirects: number
+  /** A link is not used when it expires within this margin. */
+  readonly linkMarginMs: number
+  /** Bytes gathered per positional write (two such batches per request at most in memory). */
+  readonly bufferSize: number
+  /** A segment is split for work stealing only when this many bytes are left. */
+  readonly minSplit: number
+  /** How often a transfer paused for disk space looks again. */
+  readonly spaceRecheckMs: number
+  readonly userAgent: string
+  /**
+   * Plain-HTTP links use the lean reader (leanGet.ts); false sends everything through undici
+   * (an escape hatch for a CDN the lean reader does not get along with, and for tests).
+   */
+  readonly leanReader: boolean
+}
+
+const MiB = 1024 * 1024
+
+export const defaultTransferOptions: TransferOptions = {
+  concurrency: 3,
+  segments: 4,
+  segment_threshold: 64 * MiB,
+  bandwidth_limit: 0,
+  bandwidth_schedule: [],
+  min_free_space: 1024 * MiB,
+  durabilityBytes: 16 * MiB,
+  durabilityMs: 2_000,
+  idleTimeoutMs: 30_000,
+  maxAttempts: 5,
+  backoffBaseMs: 1_000,
+  backoffMaxMs: 60_000,
+  maxLinkRefreshes: 3,
+  maxRestarts: 3,
+  maxRedirects: 5,
+  linkMarginMs: 30_000,
+  bufferSize: 1 * MiB,
+  minSplit: 8 * MiB,
+  spaceRecheckMs: 30_000,
+  userAgent: "dlsync",
+  leanReader: true
+}
+
+export const transferOptions = (overrides: Partial<TransferOptions> = {}): TransferOptions => ({
+  ...defaultTransferOptions,
+  ...overrides
+})

@@ -1,0 +1,427 @@
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { partialPathFor, TransferEngine, type TransferResult } from "../../src/transfer/TransferEngine.ts"
+import { LinkError } from "../../src/transfer/TransferLinks.ts"
+import { failingWrites, makeHarness } from "./support/harness.ts"
+import { makeContent, RangeServer } from "./support/rangeServer.ts"
+
+const KiB = 1024
+
+/** Starts a server with one file, runs the test, closes the server. */
+const withServer = <A, E>(size: number, f: (server: RangeServer, content: Buffer) => Effect.Effect<A, E>) =>
+  Effect.acquireUseRelease(
+    Effect.promise(() => RangeServer.start()),
+    (server) => {
+      const content = makeContent(size, size)
+      server.files.set("a", { content, etag: '"v1"', lastModified: "Mon, 01 Jan 2024 00:00:00 GMT" })
+      return f(server, content)
+    },
+    (server) => Effect.promise(() => server.close())
+  )
+
+const completed = (r: TransferResult) => {
+  assert.strictEqual(r._tag, "Completed", JSON.stringify(r))
+}
+
+const assertMirrored = (root: string, name: string, content: Buffer) => {
+  const path = Path.join(root, name)
+  const got = Fs.readFileSync(path)
+  assert.strictEqual(got.length, content.length)
+  assert.isTrue(got.equals(content), "final file differs from the remote content")
+  assert.strictEqual(Fs.statSync(path).mtime.toISOString(), "2024-03-04T05:06:07.000Z")
+  assert.isFalse(Fs.existsSync(Path.join(root, partialPathFor("a"))), "partial file left behind")
+}
+
+describe("TransferEngine", () => {
+  it.live("streams a small file through, sets its mtime and leaves no partial or journal entry", () =>
+    withServer(100 * KiB + 7, (server, content) =>
+      Effect.gen(function* () {
+        const h = makeHarness({ link: () => server.link("a") })
+        const r = yield* h.download(h.request("a", content.length))
+        completed(r)
+        assertMirrored(h.root, "media/a.bin", content)
+        assert.strictEqual(h.records.size, 0)
+        assert.deepStrictEqual(h.linkCalls, ["a"])
+        assert.strictEqual(server.log.length, 1)
+        assert.strictEqual(server.bytesSent("a"), content.length)
+      })
+    )
+  )
+
+  it.live("downloads a large file as parallel ranges written in place", () =>
+    withServer(1024 * KiB + 3, (server, content) =>
+      Effect.gen(function* () {
+        const h = makeHarness({ link: () => server.link("a"), options: { segments: 4 } })
+        const r = yield* h.download(h.request("a", content.length))
+        completed(r)
+        assertMirrored(h.root, "media/a.bin", content)
+        const ranges = server.log.map((l) => l.headers.range)
+        assert.isAtLeast(ranges.length, 4)
+        assert.include(ranges, "bytes=0-262143")
+        // Work stealing never writes a byte twice (a stopped request's bytes in flight are dropped).
+        assert.strictEqual(r._tag === "Completed" ? r.fetched : 0, content.length)
+      })
+    )
+  )
+
+  it.live("a server that ignores Range: restarts as one plain GET, never splices", () =>
+    withServer(600 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.ignoreRange = true
+        const h = makeHarness({ link: () => server.link("a"), options: { segments: 4 } })
+        completed(yield* h.download(h.request("a", content.length)))
+        assertMirrored(h.root, "media/a.bin", content)
+        const last = server.log[server.log.length - 1]
+        assert.isUndefined(last?.headers.range)
+      })
+    )
+  )
+
+  it.live("a wrong Content-Range is never written: the file is parked after bounded restarts", () =>
+    withServer(300 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.shiftContentRange = 10
+        const h = makeHarness({ link: () => server.link("a"), options: { segments: 4, maxRestarts: 2 } })
+        const r = yield* h.download(h.request("a", content.length))
+        assert.strictEqual(r._tag, "Parked")
+        assert.include(r._tag === "Parked" ? r.reason : "", "Content-Range")
+        assert.isFalse(Fs.existsSync(Path.join(h.root, "media/a.bin")))
+        assert.strictEqual(h.records.get("a")?.segments.length, 0)
+      })
+    )
+  )
+
+  it.live("a Content-Range total that disagrees with the size is refused", () =>
+    withServer(300 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.wrongTotal = content.length + 1
+        const h = makeHarness({ link: () => server.link("a"), options: { maxRestarts: 1 } })
+        const r = yield* h.download(h.request("a", content.length))
+        assert.strictEqual(r._tag, "Parked")
+        assert.isFalse(Fs.existsSync(Path.join(h.root, "media/a.bin")))
+      })
+    )
+  )
+
+  it.live("a validator changed between attempts restarts from zero with the new version", () =>
+    withServer(512 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.cutAfter = 200 * KiB
+        server.faults.cutTimes = 1
+        const h = makeHarness({ link: () => server.link("a"), options: { maxAttempts: 1, segment_threshold: 1e9 } })
+        const first = yield* h.download(h.request("a", content.length))
+        assert.strictEqual(first._tag, "Parked")
+        const durable = h.records.get("a")?.segments[0]?.durable ?? 0
+        assert.isAbove(durable, 0, "progress was made durable before parking")
+        assert.strictEqual(h.records.get("a")?.etag, '"v1"')
+
+        const v2 = makeContent(content.length, 99)
+        server.files.set("a", { content: v2, etag: '"v2"', lastModified: "Tue, 02 Jan 2024 00:00:00 GMT" })
+        const second = yield* h.download(h.request("a", content.length))
+        completed(second)
+        assertMirrored(h.root, "media/a.bin", v2)
+        const resumed = server.log.find((l) => l.headers["if-range"] !== undefined)
+        assert.strictEqual(resumed?.headers["if-range"], '"v1"')
+        assert.strictEqual(resumed?.status, 200)
+      })
+    )
+  )
+
+  it.live("a link that expires mid-body is replaced and the transfer continues from the bytes written", () =>
+    withServer(512 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.expireTokenAfter = 200 * KiB
+        const h = makeHarness({
+          link: (_, n) => server.link("a", `t${n}`),
+          options: { segment_threshold: 1e9 }
+        })
+        server.faults.expireTokenAfter = 200 * KiB
+        const r = yield* h.download(h.request("a", content.length))
+        server.faults.expireTokenAfter = null
+        completed(r)
+        assertMirrored(h.root, "media/a.bin", content)
+        assert.isAtLeast(h.linkCalls.length, 2)
+        const statuses = server.log.map((l) => l.status)
+        assert.include(statuses, 403)
+        // Continued, not restarted: at most a buffer or two fetched again.
+        assert.isAtMost(server.bytesSent("a"), content.length + 200 * KiB + 64 * KiB)
+        assert.isAtMost(server.log.filter((l) => l.headers.range === "bytes=0-524287").length, 1)
+      })
+    )
+  )
+
+  it.live("a connection reset mid-body resumes from the bytes written", () =>
+    withServer(512 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.cutAfter = 100 * KiB
+        server.faults.cutTimes = 2
+        const h = makeHarness({ link: () => server.link("a"), options: { segment_threshold: 1e9 } })
+        const r = yield* h.download(h.request("a", content.length))
+        completed(r)
+        assertMirrored(h.root, "media/a.bin", content)
+        assert.strictEqual(r._tag === "Completed" ? r.attempts : 0, 3)
+        // Resumed where the bytes stopped, never from zero (the server also counts what died in socket buffers).
+        assert.strictEqual(server.log.filter((l) => l.headers.range?.startsWith("bytes=0-")).length, 1)
+        assert.isAtMost(server.bytesSent("a"), content.length + 2 * 100 * KiB)
+        assert.deepStrictEqual(h.linkCalls, ["a"], "the link is reused")
+      })
+    )
+  )
+
+  it.live("a truncated body (clean close short of Content-Length) is an error, then resumed", () =>
+    withServer(400 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.truncateAfter = 150 * KiB
+        server.faults.truncateTimes = 1
+        const h = makeHarness({ link: () => server.link("a"), options: { segment_threshold: 1e9 } })
+        completed(yield* h.download(h.request("a", content.length)))
+        assertMirrored(h.root, "media/a.bin", content)
+        assert.isAtLeast(server.log.length, 2)
+      })
+    )
+  )
+
+  it.live("a stalled body is cut by the idle timeout and resumed", () =>
+    withServer(300 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.stallAfter = 100 * KiB
+        server.faults.stallTimes = 1
+        const h = makeHarness({
+          link: () => server.link("a"),
+          options: { segment_threshold: 1e9, idleTimeoutMs: 300 }
+        })
+        completed(yield* h.download(h.request("a", content.length)))
+        assertMirrored(h.root, "media/a.bin", content)
+        assert.strictEqual(server.log[1]?.headers.range, `bytes=${100 * KiB}-${content.length - 1}`)
+      })
+    )
+  )
+
+  it.live("5xx answers are retried with backoff and counted as attempts", () =>
+    withServer(64 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.failNext = 2
+        server.faults.failStatus = 503
+        const h = makeHarness({ link: () => server.link("a") })
+        const r = yield* h.download(h.request("a", content.length))
+        completed(r)
+        assert.strictEqual(r._tag === "Completed" ? r.attempts : 0, 3)
+      })
+    )
+  )
+
+  it.live("a CDN that keeps refusing fresh links parks the file with the reason", () =>
+    withServer(64 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.failNext = 100
+        server.faults.failStatus = 403
+        const h = makeHarness({ link: (_, n) => server.link("a", `t${n}`), options: { maxLinkRefreshes: 2 } })
+        const r = yield* h.download(h.request("a", content.length))
+        assert.strictEqual(r._tag, "Parked")
+        assert.include(r._tag === "Parked" ? r.reason : "", "403")
+        assert.strictEqual(h.linkCalls.length, 3)
+        assert.strictEqual(h.records.get("a")?.attempts, 3)
+      })
+    )
+  )
+
+  it.live("a locked file is parked without touching the CDN", () =>
+    withServer(64 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        const h = makeHarness({
+          link: (fileId) => new LinkError({ fileId, reason: "locked", message: "resource_locked" })
+        })
+        const r = yield* h.download(h.request("a", content.length))
+        assert.strictEqual(r._tag, "Parked")
+        assert.strictEqual(server.log.length, 0)
+      })
+    )
+  )
+
+  it.live("ENOSPC mid-write pauses the transfer, leaves no visible file, and it resumes when space returns", () =>
+    withServer(512 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        const faulty = failingWrites(200 * KiB)
+        const first = makeHarness({ link: () => server.link("a"), fs: faulty, options: { segment_threshold: 1e9 } })
+        const r = yield* first.download(first.request("a", content.length))
+        assert.strictEqual(r._tag, "PausedForSpace")
+        assert.isFalse(Fs.existsSync(Path.join(first.root, "media/a.bin")))
+        const durable = first.records.get("a")?.segments[0]?.durable ?? 0
+        assert.isAtMost(durable, 200 * KiB)
+        assert.isAbove(durable, 0)
+
+        const second = makeHarness({
+          link: () => server.link("a"),
+          root: first.root,
+          records: first.records,
+          options: { segment_threshold: 1e9 }
+        })
+        completed(yield* second.download(second.request("a", content.length)))
+        assertMirrored(first.root, "media/a.bin", content)
+        const resumed = server.log[server.log.length - 1]
+        assert.strictEqual(resumed?.headers.range, `bytes=${durable}-${content.length - 1}`)
+      })
+    )
+  )
+
+  it.live("a file is not started when it would leave less than min_free_space", () =>
+    withServer(64 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        const h = makeHarness({ link: () => server.link("a"), options: { min_free_space: Number.MAX_SAFE_INTEGER } })
+        const r = yield* h.download(h.request("a", content.length))
+        assert.strictEqual(r._tag, "PausedForSpace")
+        assert.strictEqual(server.log.length, 0)
+      })
+    )
+  )
+
+  it.live("no credential ever reaches the CDN, also after a redirect to another origin", () =>
+    Effect.gen(function* () {
+      const other = yield* Effect.promise(() => RangeServer.start())
+      yield* withServer(600 * KiB, (server, content) =>
+        Effect.gen(function* () {
+          other.files.set("a", { content, etag: '"v1"', lastModified: null })
+          server.faults.redirectBase = other.base
+          const h = makeHarness({ link: () => server.link("a", "t0", "r"), options: { segments: 3 } })
+          completed(yield* h.download(h.request("a", content.length)))
+          assertMirrored(h.root, "media/a.bin", content)
+          assert.isAtLeast(other.log.length, 3)
+          const allowed = new Set(["host", "connection", "range", "if-range", "accept-encoding", "user-agent"])
+          for (const l of [...server.log, ...other.log]) {
+            for (const key of Object.keys(l.headers)) assert.isTrue(allowed.has(key), `header ${key} sent to the CDN`)
+          }
+        })
+      ).pipe(Effect.ensuring(Effect.promise(() => other.close())))
+    })
+  )
+
+  describe("over undici (https links, bodies not framed by Content-Length, leanReader off)", () => {
+    it.live("downloads segmented, resumes after resets, and writes every byte once", () =>
+      withServer(1024 * KiB + 5, (server, content) =>
+        Effect.gen(function* () {
+          server.faults.chunked = true
+          server.faults.cutAfter = 100 * KiB
+          server.faults.cutTimes = 2
+          const h = makeHarness({ link: () => server.link("a"), options: { segments: 4, leanReader: false } })
+          const r = yield* h.download(h.request("a", content.length))
+          completed(r)
+          assertMirrored(h.root, "media/a.bin", content)
+          assert.strictEqual(r._tag === "Completed" ? r.fetched : 0, content.length)
+          assert.isAtLeast(r._tag === "Completed" ? r.attempts : 0, 2)
+        })
+      )
+    )
+
+    it.live("a changed validator restarts from zero", () =>
+      withServer(300 * KiB, (server, content) =>
+        Effect.gen(function* () {
+          server.faults.cutAfter = 100 * KiB
+          server.faults.cutTimes = 1
+          const h = makeHarness({
+            link: () => server.link("a"),
+            options: { maxAttempts: 1, leanReader: false, segment_threshold: 1e9 }
+          })
+          assert.strictEqual((yield* h.download(h.request("a", content.length)))._tag, "Parked")
+          const v2 = makeContent(content.length, 5)
+          server.files.set("a", { content: v2, etag: '"v2"', lastModified: null })
+          completed(yield* h.download(h.request("a", content.length)))
+          assertMirrored(h.root, "media/a.bin", v2)
+        })
+      )
+    )
+
+    it.live("a stalled body is cut by the idle timeout", () =>
+      withServer(300 * KiB, (server, content) =>
+        Effect.gen(function* () {
+          server.faults.stallAfter = 100 * KiB
+          server.faults.stallTimes = 1
+          const h = makeHarness({
+            link: () => server.link("a"),
+            options: { segment_threshold: 1e9, idleTimeoutMs: 300, leanReader: false }
+          })
+          completed(yield* h.download(h.request("a", content.length)))
+          assertMirrored(h.root, "media/a.bin", content)
+        })
+      )
+    )
+
+    it.live("ENOSPC pauses and the file resumes later", () =>
+      withServer(512 * KiB, (server, content) =>
+        Effect.gen(function* () {
+          const options = { segment_threshold: 1e9, leanReader: false }
+          const first = makeHarness({ link: () => server.link("a"), fs: failingWrites(200 * KiB), options })
+          assert.strictEqual((yield* first.download(first.request("a", content.length)))._tag, "PausedForSpace")
+          const second = makeHarness({
+            link: () => server.link("a"),
+            root: first.root,
+            records: first.records,
+            options
+          })
+          completed(yield* second.download(second.request("a", content.length)))
+          assertMirrored(first.root, "media/a.bin", content)
+        })
+      )
+    )
+
+    it.live("the lean reader hands chunked responses to undici and remembers the origin", () =>
+      withServer(600 * KiB, (server, content) =>
+        Effect.gen(function* () {
+          server.faults.chunked = true
+          const h = makeHarness({ link: () => server.link("a"), options: { segments: 3 } })
+          completed(yield* h.download(h.request("a", content.length)))
+          assertMirrored(h.root, "media/a.bin", content)
+        })
+      )
+    )
+  })
+
+  it.live("reuses kept-alive connections, and a connection the server closed meanwhile costs nothing", () =>
+    withServer(64 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.files.set("b", { content, etag: '"b"', lastModified: null })
+        server.files.set("c", { content, etag: '"c"', lastModified: null })
+        const h = makeHarness({ link: (id) => server.link(id) })
+        yield* Effect.gen(function* () {
+          const engine = yield* TransferEngine
+          completed(yield* engine.download(h.request("a", content.length)))
+          completed(yield* engine.download(h.request("b", content.length)))
+          assert.strictEqual(server.connections, 1, "the second file reuses the connection")
+          // The server drops the idle connection; the next request must not fail for it.
+          server.closeIdleConnections()
+          yield* Effect.promise(() => server.whenConnectionsClosed())
+          completed(yield* engine.download(h.request("c", content.length)))
+          assert.strictEqual(server.connections, 2)
+        }).pipe(Effect.provide(h.layer))
+        for (const id of ["a", "b", "c"]) {
+          assert.isTrue(Fs.readFileSync(Path.join(h.root, `media/${id}.bin`)).equals(content))
+        }
+      })
+    )
+  )
+
+  it.live("a body longer than promised is never a finished file", () =>
+    Effect.gen(function* () {
+      // A raw server: chunked 200 with more bytes than the file has.
+      const server = Net.createServer((socket) => {
+        socket.once("data", () => {
+          const body = Buffer.alloc(1000, 1)
+          socket.end(
+            `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body.toString()}\r\n0\r\n\r\n`
+          )
+        })
+      })
+      yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
+      const address = server.address()
+      const port = address !== null && typeof address === "object" ? address.port : 0
+      const h = makeHarness({ link: () => `http://127.0.0.1:${port}/x` })
+      const r = yield* h.download(h.request("a", 900))
+      server.close()
+      assert.strictEqual(r._tag, "Parked")
+      assert.include(r._tag === "Parked" ? r.reason : "", "longer")
+      assert.isFalse(Fs.existsSync(Path.join(h.root, "media/a.bin")))
+    })
+  )
+})

@@ -1,0 +1,97 @@
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { TransferEvent } from "../../src/transfer/ProgressTracker.ts"
+import { nodeTransferFs } from "../../src/transfer/TransferFs.ts"
+import { TransferQueue } from "../../src/transfer/TransferQueue.ts"
+import { makeHarness } from "./support/harness.ts"
+import { makeContent, RangeServer } from "./support/rangeServer.ts"
+
+const KiB = 1024
+const MiB = 1024 * KiB
+
+const serverWith = (files: number, size: number) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const server = await RangeServer.start()
+      for (let i = 0; i < files; i++) {
+        server.files.set(`f${i}`, { content: makeContent(size, i + 1), etag: `"e${i}"`, lastModified: null })
+      }
+      return server
+    }),
+    (server) => Effect.promise(() => server.close())
+  )
+
+describe("TransferQueue", () => {
+  it.live("runs at most `concurrency` files at once and completes them all", () =>
+    Effect.gen(function* () {
+      const server = yield* serverWith(6, 256 * KiB)
+      server.faults.rate = 8 * MiB
+      const h = makeHarness({ link: (id) => server.link(id), options: { concurrency: 2, segment_threshold: 1e9 } })
+      const results = yield* Effect.gen(function* () {
+        const queue = yield* TransferQueue
+        return yield* Effect.forEach([0, 1, 2, 3, 4, 5], (i) => queue.submit(h.request(`f${i}`, 256 * KiB)), {
+          concurrency: "unbounded"
+        })
+      }).pipe(Effect.provide(h.queueLayer))
+      assert.deepStrictEqual(
+        results.map((r) => r._tag),
+        ["Completed", "Completed", "Completed", "Completed", "Completed", "Completed"]
+      )
+      assert.strictEqual(server.maxPumping, 2)
+      for (let i = 0; i < 6; i++) {
+        const got = Fs.readFileSync(Path.join(h.root, `media/f${i}.bin`))
+        assert.isTrue(got.equals(server.files.get(`f${i}`)?.content ?? Buffer.alloc(0)))
+      }
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("holds the global bandwidth limit within 10 % across concurrent transfers", () =>
+    Effect.gen(function* () {
+      const size = 1536 * KiB
+      const server = yield* serverWith(2, size)
+      const limit = 3 * MiB
+      const h = makeHarness({
+        link: (id) => server.link(id),
+        bandwidth: limit,
+        options: { concurrency: 2, segments: 2, segment_threshold: 512 * KiB }
+      })
+      const started = performance.now()
+      yield* Effect.gen(function* () {
+        const queue = yield* TransferQueue
+        yield* Effect.forEach(["f0", "f1"], (id) => queue.submit(h.request(id, size)), { concurrency: "unbounded" })
+      }).pipe(Effect.provide(h.queueLayer))
+      const seconds = (performance.now() - started) / 1000
+      const rate = (2 * size) / seconds
+      assert.isAtMost(rate, limit * 1.1, `measured ${(rate / MiB).toFixed(2)} MiB/s`)
+      assert.isAtLeast(rate, limit * 0.9, `measured ${(rate / MiB).toFixed(2)} MiB/s`)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a file paused for disk space gives its slot back and resumes when space returns", () =>
+    Effect.gen(function* () {
+      const server = yield* serverWith(1, 128 * KiB)
+      let statfsCalls = 0
+      const fs = {
+        ...nodeTransferFs,
+        freeBytes: async () => (++statfsCalls <= 2 ? 10 * KiB : 100 * MiB)
+      }
+      const h = makeHarness({
+        link: (id) => server.link(id),
+        fs,
+        options: { min_free_space: 1 * MiB, spaceRecheckMs: 10 }
+      })
+      const events: Array<TransferEvent["_tag"]> = []
+      h.progress.subscribe((e) => events.push(e._tag))
+      const result = yield* Effect.gen(function* () {
+        const queue = yield* TransferQueue
+        return yield* queue.submit(h.request("f0", 128 * KiB))
+      }).pipe(Effect.provide(h.queueLayer))
+      assert.strictEqual(result._tag, "Completed")
+      assert.isAtLeast(statfsCalls, 3)
+      assert.deepStrictEqual(events, ["Started", "Paused", "Retrying", "Started", "Finished"])
+      assert.strictEqual(server.log.length, 1, "no request while there was no room")
+    }).pipe(Effect.scoped)
+  )
+})

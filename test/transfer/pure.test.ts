@@ -1,0 +1,207 @@
+import { assert, describe, it } from "@effect/vitest"
+import fc from "fast-check"
+import { backoffDelay } from "../../src/transfer/backoff.ts"
+import { limitAt, parseClock } from "../../src/transfer/bandwidthSchedule.ts"
+import { makeDirSyncer } from "../../src/transfer/dirSyncer.ts"
+import {
+  fromDurable,
+  planSegments,
+  type Segment,
+  snapshotSegments,
+  splitLargest,
+  writtenBytes
+} from "../../src/transfer/segments.ts"
+import { linkUsable } from "../../src/transfer/TransferLinks.ts"
+import { fullBucket, take } from "../../src/transfer/tokenBucket.ts"
+
+/** Segments exactly cover [0, size) without overlap. */
+const covers = (segments: ReadonlyArray<Segment>, size: number): boolean => {
+  const sorted = [...segments].sort((a, b) => a.start - b.start)
+  let at = 0
+  for (const s of sorted) {
+    if (s.start !== at || s.end < s.start) return false
+    at = s.end
+  }
+  return at === size
+}
+
+describe("segments", () => {
+  it("plans up to `count` segments, none below the minimum, covering the file", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1e10 }),
+        fc.integer({ min: 1, max: 16 }),
+        fc.integer({ min: 1, max: 1e8 }),
+        (size, count, min) => {
+          const plan = planSegments(size, count, min)
+          assert.isTrue(covers(plan, size))
+          assert.isAtMost(plan.length, count)
+          if (plan.length > 1) for (const s of plan) assert.isAtLeast(s.end - s.start, min)
+        }
+      )
+    )
+  })
+
+  it("work stealing keeps the cover exact and never cuts below received bytes", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1000, max: 1e9 }),
+        fc.array(
+          fc.tuple(fc.nat(3), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }))
+        ),
+        (size, steps) => {
+          const segments = planSegments(size, 4, 1)
+          for (const [i, w, r] of steps) {
+            const s = segments[i % segments.length]
+            if (s === undefined) continue
+            s.pos = Math.min(s.end, s.pos + Math.floor((s.end - s.pos) * w))
+            s.recv = Math.min(s.end, s.pos + Math.floor((s.end - s.pos) * r))
+            const before = segments.map((x) => ({ end: x.end, recv: x.recv }))
+            const taken = splitLargest(segments, 100)
+            assert.isTrue(covers(segments, size))
+            if (taken !== undefined) {
+              assert.isAtLeast(taken.end - taken.start, 50)
+              for (const [k, b] of before.entries()) assert.isAtLeast(segments[k]?.end ?? 0, b.recv)
+            }
+          }
+          assert.strictEqual(writtenBytes(segments) <= size, true)
+        }
+      )
+    )
+  })
+
+  it("a journal snapshot round-trips and merges a finished segment into the next", () => {
+    const segments: Array<Segment> = [
+      { start: 20, end: 30, pos: 25, recv: 27 },
+      { start: 0, end: 10, pos: 10, recv: 10 },
+      { start: 10, end: 20, pos: 20, recv: 20 },
+      { start: 30, end: 40, pos: 31, recv: 31 }
+    ]
+    const snap = snapshotSegments(segments)
+    assert.deepStrictEqual(snap, [
+      { start: 0, end: 30, durable: 25 },
+      { start: 30, end: 40, durable: 1 }
+    ])
+    const back = fromDurable(snap, 40)
+    assert.deepStrictEqual(
+      back?.map((s) => [s.start, s.end, s.pos]),
+      [
+        [0, 30, 25],
+        [30, 40, 31]
+      ]
+    )
+  })
+
+  it("a journal record that does not cover the file exactly is refused", () => {
+    assert.isUndefined(fromDurable([{ start: 0, end: 10, durable: 3 }], 11))
+    assert.isUndefined(fromDurable([{ start: 0, end: 10, durable: 11 }], 10))
+    assert.isUndefined(
+      fromDurable(
+        [
+          { start: 0, end: 6, durable: 1 },
+          { start: 5, end: 10, durable: 0 }
+        ],
+        10
+      )
+    )
+    assert.isUndefined(fromDurable([], 10))
+  })
+})
+
+describe("token bucket", () => {
+  it("never lets more than rate × time + burst through", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 0, max: 50 })), { minLength: 1 }),
+        (takes) => {
+          const rate = 1e6
+          const burst = 5e4
+          let bucket = fullBucket(burst, 0)
+          let now = 0
+          let total = 0
+          for (const [n, gap] of takes) {
+            now += gap
+            const r = take(bucket, n, rate, burst, now)
+            bucket = r.bucket
+            total += n
+            now += r.waitMs // the taker pauses as told
+            assert.isAtMost(total, (rate * now) / 1000 + burst + 1)
+          }
+        }
+      )
+    )
+  })
+})
+
+describe("backoff", () => {
+  it("grows exponentially within [d/2, d], capped", () => {
+    assert.strictEqual(backoffDelay(1, 1000, 60_000, 1), 1000)
+    assert.strictEqual(backoffDelay(1, 1000, 60_000, 0), 500)
+    assert.strictEqual(backoffDelay(3, 1000, 60_000, 1), 4000)
+    assert.strictEqual(backoffDelay(30, 1000, 60_000, 1), 60_000)
+    assert.strictEqual(backoffDelay(30, 1000, 60_000, 0), 30_000)
+  })
+})
+
+describe("bandwidth schedule", () => {
+  const schedule = [
+    { start: "01:00", end: "07:00", limit: 0 },
+    { start: "22:00", end: "00:30", limit: 5 }
+  ]
+  it("applies the window containing the time, wrapping midnight, else the default", () => {
+    assert.strictEqual(limitAt(100, schedule, 60), 0)
+    assert.strictEqual(limitAt(100, schedule, 7 * 60), 100)
+    assert.strictEqual(limitAt(100, schedule, 23 * 60), 5)
+    assert.strictEqual(limitAt(100, schedule, 10), 5)
+    assert.strictEqual(limitAt(100, schedule, 31), 100)
+  })
+  it("parses HH:MM and refuses the rest", () => {
+    assert.strictEqual(parseClock("07:30"), 450)
+    assert.isUndefined(parseClock("7h"))
+    assert.isUndefined(parseClock("25:00"))
+  })
+})
+
+describe("link reuse", () => {
+  it("reuses a link until shortly before it expires", () => {
+    const link = { url: "https://cdn/x", expiresAt: new Date(1_000_000) }
+    assert.isTrue(linkUsable(link, 0, 900_000, 30_000))
+    assert.isFalse(linkUsable(link, 0, 980_000, 30_000))
+    // A short-lived link keeps a quarter of its life as margin.
+    const short = { url: "https://cdn/x", expiresAt: new Date(1_000_040) }
+    assert.isTrue(linkUsable(short, 1_000_000, 1_000_020, 30_000))
+    assert.isFalse(linkUsable(short, 1_000_000, 1_000_035, 30_000))
+  })
+})
+
+describe("directory fsync group commit", () => {
+  it("coalesces concurrent syncs and never reuses an fsync that started earlier", async () => {
+    const started: Array<() => void> = []
+    const syncer = makeDirSyncer(
+      () =>
+        new Promise<void>((resolve) => {
+          started.push(resolve)
+        })
+    )
+    const first = syncer.sync("/d")
+    assert.strictEqual(started.length, 1)
+    // Ten more renames land while the first fsync runs: they share one later fsync.
+    const later = Array.from({ length: 10 }, () => syncer.sync("/d"))
+    assert.strictEqual(started.length, 1)
+    let laterDone = false
+    void Promise.all(later).then(() => {
+      laterDone = true
+    })
+    started[0]?.()
+    await first
+    await new Promise((r) => setImmediate(r))
+    assert.strictEqual(started.length, 2, "the waiting callers get a fresh fsync")
+    assert.isFalse(laterDone)
+    started[1]?.()
+    await Promise.all(later)
+    assert.strictEqual(started.length, 2)
+    // Once idle, a new call starts its own fsync.
+    void syncer.sync("/d")
+    assert.strictEqual(started.length, 3)
+  })
+})

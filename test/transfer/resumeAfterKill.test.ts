@@ -1,0 +1,152 @@
+/**
+ * Resume after SIGKILL: a real child process downloads with the real engine and a durable
+ * journal, is killed at a random offset (twice), and a fresh process finishes the file.
+ *
+ * - The journal never lies: every byte it calls durable is the right byte in the partial file.
+ * - Bytes written but lost to the kill (the partial file holds them, the journal does not)
+ *   are at most two durability batches per file plus one write batch per segment: the engine
+ *   holds writes while a commit lags, so this is tighter than one batch per segment.
+ *   (Bytes in socket and read buffers at the kill are lost too; they are bounded by the
+ *   buffers, not by durability, and the server cannot see them apart from the kernel's.)
+ * - The restarted process fetches exactly the bytes the journal did not hold, and the
+ *   result is byte-identical.
+ */
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { TransferRecord } from "../../src/transfer/TransferJournal.ts"
+import type { ChildJob } from "./support/downloadChild.ts"
+import { makeContent, RangeServer } from "./support/rangeServer.ts"
+
+const KiB = 1024
+const SIZE = 6 * 1024 * KiB
+const SEGMENTS = 4
+const BATCH = 192 * KiB
+const BUFFER = 16 * KiB
+/** A write batch closes at the first socket chunk (≤ 64 KiB) that reaches BUFFER. */
+const CHUNK = 64 * KiB
+const CHILD = Path.join(import.meta.dirname, "support", "downloadChild.ts")
+
+const run = (job: ChildJob) => {
+  const child = ChildProcess.spawn(process.execPath, [CHILD, JSON.stringify(job)], {
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString()
+  })
+  child.stderr.on("data", (d: Buffer) => {
+    out += d.toString()
+  })
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal, out }))
+  )
+  return { child, exited }
+}
+
+const segmentsOf = (journal: string): TransferRecord["segments"] => {
+  if (!Fs.existsSync(journal)) return []
+  const all: Record<string, TransferRecord> = JSON.parse(Fs.readFileSync(journal, "utf8"))
+  return all.f?.segments ?? []
+}
+
+/** Bytes of the partial file that already hold the right content (4 KiB blocks). */
+const rightBytes = (partial: string, content: Buffer): number => {
+  if (!Fs.existsSync(partial)) return 0
+  const got = Fs.readFileSync(partial)
+  let n = 0
+  for (let at = 0; at < content.length; at += 4096) {
+    const end = Math.min(content.length, at + 4096)
+    if (got.subarray(at, end).equals(content.subarray(at, end))) n += end - at
+  }
+  return n
+}
+
+describe("resume after SIGKILL", () => {
+  it.live(
+    "is byte-identical and refetches at most two durability batches",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => RangeServer.start()),
+          (s) => Effect.promise(() => s.close())
+        )
+        const content = makeContent(SIZE, 7)
+        server.files.set("f", { content, etag: '"e1"', lastModified: null })
+        server.faults.rate = 16 * 1024 * KiB
+        const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-kill-"))
+        const job: ChildJob = {
+          url: server.link("f"),
+          root,
+          journal: Path.join(root, "journal.json"),
+          fileId: "f",
+          size: SIZE,
+          options: {
+            segments: SEGMENTS,
+            segment_threshold: 1024 * KiB,
+            durabilityBytes: BATCH,
+            durabilityMs: 60_000,
+            bufferSize: BUFFER,
+            minSplit: 256 * KiB
+          }
+        }
+
+        let expectedNext = 0
+        // Right bytes a killed run wrote beyond its durable point stay in the file for the next run.
+        let leftover = 0
+        for (const fraction of [0.2 + Math.random() * 0.3, 0.55 + Math.random() * 0.3]) {
+          const before = server.bytesSent("f")
+          server.pace = null
+          const { child, exited } = run(job)
+          yield* Effect.promise(() => server.sentAtLeast("f", before + Math.floor(SIZE * fraction) - expectedNext))
+          child.kill("SIGKILL")
+          const exit = yield* Effect.promise(() => exited)
+          assert.strictEqual(exit.signal, "SIGKILL", exit.out)
+          yield* Effect.promise(() => server.whenIdle())
+          const segments = segmentsOf(job.journal)
+          const durable = segments.reduce((n, s) => n + s.durable, 0)
+          const partial = Fs.readFileSync(Path.join(root, ".dlsync/partial/f"))
+          for (const s of segments) {
+            const claimed = partial.subarray(s.start, s.start + s.durable)
+            assert.isTrue(
+              claimed.equals(content.subarray(s.start, s.start + s.durable)),
+              "the journal claims bad bytes"
+            )
+          }
+          const lost = rightBytes(Path.join(root, ".dlsync/partial/f"), content) - durable
+          assert.isAtMost(
+            lost,
+            2 * BATCH + SEGMENTS * (BUFFER + CHUNK) + leftover,
+            `written but not durable at ${fraction}`
+          )
+          assert.isAtLeast(durable, expectedNext, "durable progress never goes back")
+          assert.isFalse(Fs.existsSync(Path.join(root, "out.bin")))
+          expectedNext = durable
+          leftover = lost
+        }
+
+        server.faults.rate = 0
+        const open = segmentsOf(job.journal).filter((s) => s.durable < s.end - s.start)
+        const logged = server.log.length
+        const last = yield* Effect.promise(() => run(job).exited)
+        assert.strictEqual(last.code, 0, last.out)
+        const result: { _tag: string; fetched: number } = JSON.parse(last.out)
+        assert.strictEqual(result._tag, "Completed")
+        assert.strictEqual(result.fetched, SIZE - expectedNext, "the restart writes exactly the missing bytes")
+        const ranges = server.log.slice(logged).map((l) => l.headers.range)
+        for (const s of open) {
+          const from = `bytes=${s.start + s.durable}-`
+          assert.isTrue(
+            ranges.some((r) => r?.startsWith(from)),
+            `resumes at the durable offset ${from} (${ranges.join(", ")})`
+          )
+        }
+        assert.isTrue(Fs.readFileSync(Path.join(root, "out.bin")).equals(content), "result differs from the remote")
+        assert.deepStrictEqual(JSON.parse(Fs.readFileSync(job.journal, "utf8")), {})
+      }).pipe(Effect.scoped),
+    20_000
+  )
+})
