@@ -12,15 +12,31 @@ import { emulatorCommand } from "./cli/emulator.ts"
 import { ExitCode } from "./cli/exitCodes.ts"
 import { loginCommand } from "./cli/login.ts"
 import { logoutCommand } from "./cli/logout.ts"
+import { restoreCommand } from "./cli/restore.ts"
 import { root } from "./cli/root.ts"
+import { onceShortcut, runCommand } from "./cli/run.ts"
+import { statusCommand } from "./cli/status.ts"
 import { VERSION } from "./version.ts"
 
-const cli = root.pipe(
-  Command.withSubcommands([configCommand, demoCommand, emulatorCommand, loginCommand, logoutCommand]),
-  Command.run({ version: VERSION })
-)
+const subcommands = [
+  runCommand,
+  statusCommand,
+  restoreCommand,
+  loginCommand,
+  logoutCommand,
+  configCommand,
+  emulatorCommand,
+  demoCommand
+] as const
 
-const program = cli.pipe(
+const cli = Command.runWith(root.pipe(Command.withSubcommands(subcommands)), { version: VERSION })
+
+const program = cli(
+  onceShortcut(
+    process.argv.slice(2),
+    subcommands.map((c) => c.name)
+  )
+).pipe(
   Effect.as(ExitCode.ok),
   Effect.catch((error) =>
     Effect.gen(function* () {
@@ -28,12 +44,27 @@ const program = cli.pipe(
         case "ConfigError":
           yield* Console.error(`dlsync: configuration error\n${error.message}`)
           return ExitCode.config
+        case "RootUnavailable":
+        case "LocalOpError":
+        case "StoreOpenError":
+        case "SchemaTooNew":
+        case "TokenStoreError":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return ExitCode.config
+        case "InstanceLocked":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return ExitCode.temporary
+        case "LoginRequired":
         case "DeviceLoginFailed":
           yield* Console.error(`dlsync: ${error.message}`)
           return ExitCode.auth
-        case "TokenStoreError":
+        case "ItemsFailed":
           yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.temporary
+          return ExitCode.itemsFailed
+        case "UsageError":
+        case "NothingToRestore":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return ExitCode.usage
         case "ApiError":
           yield* Console.error(`dlsync: ${error.message}`)
           return apiExitCode(error)

@@ -1,6 +1,7 @@
 import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import type { AppConfig } from "../config/loadConfig.ts"
+import { formatDuration, formatRate, formatSize } from "../config/units.ts"
 import { commandConfig } from "./commandConfig.ts"
 
 /** `dlsync config check`: validate the configuration and print it, secrets redacted. */
@@ -32,17 +33,37 @@ export const configCommand = Command.make("config").pipe(
   Command.withSubcommands([check])
 )
 
-/** The printable form of a configuration: every secret replaced by a marker. */
-export const effectiveView = (config: AppConfig) => ({
-  file: config.file ?? null,
-  settings: {
-    service: {
-      base_url: config.service.base_url,
-      auth_url: config.service.auth_url,
-      api_key: Option.isSome(config.service.api_key) ? "<redacted>" : null,
-      client_id: Option.getOrNull(config.service.client_id),
-      scopes: config.service.scopes
-    },
-    mirror: { root: config.mirror.root, state_dir: config.mirror.state_dir }
+/**
+ * The printable form of a configuration, in the units a user writes: secrets replaced by a
+ * marker, unset optional keys as null, sizes, rates and durations in human form.
+ */
+export const effectiveView = (config: AppConfig) => {
+  const orNull = <A>(o: Option.Option<A>) => Option.getOrNull(o)
+  const { service, mirror, sync, transfers } = config
+  return {
+    file: config.file ?? null,
+    settings: {
+      service: {
+        base_url: service.base_url,
+        auth_url: service.auth_url,
+        api_key: Option.isSome(service.api_key) ? "<redacted>" : null,
+        client_id: orNull(service.client_id),
+        scopes: service.scopes
+      },
+      mirror: {
+        ...mirror,
+        max_file_size: mirror.max_file_size === null ? null : formatSize(mirror.max_file_size)
+      },
+      sync: {
+        poll_interval: formatDuration(sync.poll_interval),
+        listing_interval: formatDuration(sync.listing_interval)
+      },
+      transfers: {
+        ...transfers,
+        segment_threshold: formatSize(transfers.segment_threshold),
+        bandwidth_limit: formatRate(transfers.bandwidth_limit),
+        min_free_space: formatSize(transfers.min_free_space)
+      }
+    }
   }
-})
+}

@@ -1,18 +1,202 @@
-import { Console, Effect } from "effect"
-import { Command } from "effect/cli"
+/**
+ * `dlsync demo` (`npm run demo`): the main job end to end, with nothing to set up. It
+ * starts the emulator in this process with its sample library, mirrors the account into
+ * a fresh folder, then changes the remote (rename, move, delete, add) and shows each
+ * change mirrored, prints the tree and where it is, and exits.
+ *
+ *   emulator (in process, port 0) ─► config (env-style, temp root + state) ─► runLayer
+ *        │                                                                     │
+ *        └─ control: rename · move · delete · add ──► MirrorPass.run ◄─────────┘ (after each)
+ */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as NodePath from "node:path"
+import { Console, Effect, Option, Queue, Redacted } from "effect"
+import { Command, Flag } from "effect/cli"
+import { TokenStore } from "../auth/TokenStore.ts"
+import { loadConfig } from "../config/loadConfig.ts"
+import type { RunningEmulator } from "../emulator/server.ts"
+import { runLayer } from "../engine/engineLayer.ts"
+import { MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
+import { ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
 import { VERSION } from "../version.ts"
 
-/**
- * `dlsync demo`: the main job end to end against the built-in emulator. Until the mirror
- * engine lands it tours what exists.
- */
 export const demoCommand = Command.make(
   "demo",
-  {},
-  Effect.fn("demo")(function* () {
-    yield* Console.log(`dlsync ${VERSION} — demo`)
-    yield* Console.log("What exists so far:")
-    yield* Console.log("  dlsync config check   validate a configuration and print it, secrets redacted")
-    yield* Console.log("The emulator and the mirror engine are being built; `npm run demo` will run them.")
-  })
+  {
+    keep: Flag.String("dir").pipe(
+      Flag.withDescription("Mirror into this folder (default: a fresh temporary folder)"),
+      Flag.withMetavar("DIR"),
+      Flag.optional
+    )
+  },
+  Effect.fn("demo")(function* ({ keep }) {
+    yield* Console.log(`dlsync ${VERSION} — demo: mirroring a sample account from the built-in emulator\n`)
+    // Imported here: the emulator is not needed by any other command.
+    const { startEmulator } = yield* Effect.promise(() => import("../emulator/server.ts"))
+    const emu = yield* Effect.acquireRelease(
+      Effect.promise(() => startEmulator({ library: "demo", control: true })),
+      (running) => Effect.promise(() => running.close())
+    )
+    const dir = Option.getOrElse(keep, () => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "dlsync-demo-")))
+    const root = NodePath.join(dir, "mirror")
+    const configFile = NodePath.join(dir, "demo.toml")
+    Fs.mkdirSync(root, { recursive: true })
+    Fs.writeFileSync(configFile, "# the demo is configured through the environment\n")
+    const stateDir = NodePath.join(dir, "state")
+    const config = yield* loadConfig({
+      path: Option.some(configFile),
+      env: {
+        DLSYNC_SERVICE_BASE_URL: emu.baseUrl,
+        DLSYNC_MIRROR_ROOT: root,
+        DLSYNC_MIRROR_STATE_DIR: stateDir,
+        DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0"
+      },
+      cwd: dir
+    })
+    // Signed in as `dlsync login` would leave it: the emulator's ready OAuth pair.
+    const now = Date.now()
+    yield* TokenStore.use((tokens) =>
+      tokens.write({
+        accessToken: Redacted.make(emu.accessToken),
+        refreshToken: Redacted.make(emu.refreshToken),
+        expiresAtMs: now + 3_600_000,
+        lifetimeSeconds: 3_600,
+        obtainedAtMs: now,
+        authUrl: emu.authUrl,
+        clientId: emu.clientId,
+        scopes: config.service.scopes
+      })
+    ).pipe(Effect.provide(TokenStore.layer(stateDir)))
+    yield* Console.log(`emulator: ${emu.baseUrl}`)
+    yield* Console.log(`mirror:   ${root}\n`)
+
+    yield* Effect.gen(function* () {
+      const pass = yield* MirrorPass
+      yield* showDownloads
+      const step = Effect.fnUntraced(function* (title: string) {
+        const report = yield* pass.run({
+          allowBigDelete: false,
+          fullListing: true,
+          probeFeed: false,
+          onPlan: (s) =>
+            s.downloads > 0 ? Console.log(`  downloading ${s.downloads} files (${formatMiB(s.bytes)})…`) : Effect.void
+        })
+        yield* Console.log(`  ${describe(report)}`)
+        for (const f of report.failures) yield* Console.log(`  ! ${f.path}: ${f.reason}`)
+        yield* Console.log(title === "" ? "" : "")
+      })
+
+      yield* Console.log("1. First mirror of the whole account")
+      yield* step("first")
+      const changes = remoteChanges(emu)
+      for (const change of changes) {
+        yield* Console.log(`${change.n}. Remote: ${change.what}`)
+        yield* Effect.sync(change.apply)
+        yield* step(change.what)
+      }
+      yield* Console.log("The mirror now:")
+      yield* Console.log(renderTree(root))
+      yield* Console.log(`\nEverything above is in ${root}`)
+      yield* Console.log(`(state in ${NodePath.join(dir, "state")}; remove the folder when done: rm -rf ${dir})`)
+    }).pipe(Effect.provide(runLayer(config)))
+  }, Effect.scoped)
 ).pipe(Command.withDescription("Run the main job against the built-in emulator and show each step"))
+
+// ---------------------------------------------------------------------------------------
+
+/** A line per file downloaded or parked, for the length of the scope. */
+const showDownloads = Effect.gen(function* () {
+  const progress = yield* ProgressTracker
+  const events = yield* Queue.unbounded<TransferEvent>()
+  yield* Effect.acquireRelease(
+    Effect.sync(() => progress.subscribe((event) => Queue.offerUnsafe(events, event))),
+    (unsubscribe) => Effect.sync(unsubscribe)
+  )
+  yield* Effect.forkScoped(
+    Effect.forever(
+      Effect.flatMap(Queue.take(events), (event) =>
+        event._tag === "Finished"
+          ? Console.log(`    ✓ ${event.name}  (${formatMiB(event.size)} in ${event.elapsedMs} ms)`)
+          : event._tag === "Parked"
+            ? Console.log(`    ✗ ${event.name}: ${event.reason}`)
+            : Effect.void
+      )
+    )
+  )
+})
+
+interface RemoteChange {
+  readonly n: number
+  readonly what: string
+  readonly apply: () => void
+}
+
+/** The demo's remote changes, found by name in the sample library. */
+const remoteChanges = (emu: RunningEmulator): ReadonlyArray<RemoteChange> => {
+  const tree = emu.state.primaryUser.tree
+  const byName = (name: string) => {
+    for (const item of tree.values()) if (item.name === name) return item
+    throw new Error(`the demo library has no ${name}`)
+  }
+  const welcome = byName("Welcome.txt")
+  const notes = byName("notes.txt")
+  const movies = byName("Movies")
+  const backup = byName("backup.zip")
+  return [
+    {
+      n: 2,
+      what: "rename Welcome.txt → Read me first.txt",
+      apply: () => void emu.control.rename(welcome.id, "Read me first.txt")
+    },
+    { n: 3, what: "move Documents/notes.txt into Movies/", apply: () => void emu.control.move(notes.id, movies.id) },
+    {
+      n: 4,
+      what: "delete Documents/backup.zip (goes to .dlsync/trash)",
+      apply: () => void emu.control.remove([backup.id])
+    },
+    {
+      n: 5,
+      what: "add Movies/New Arrival (2026).mkv",
+      apply: () =>
+        void emu.control.addFile({ name: "New Arrival (2026).mkv", parentId: movies.id, sizeBytes: 3_000_000 })
+    }
+  ]
+}
+
+const describe = (report: PassReport): string => {
+  const done = Object.entries(report.done).map(([tag, n]) => `${n} ${VERBS[tag] ?? tag}`)
+  if (report.downloaded > 0) done.push(`${report.downloaded} downloaded (${formatMiB(report.downloadedBytes)})`)
+  const locked = report.skipped.locked ?? 0
+  if (locked > 0) done.push(`${locked} locked on the remote (fetched once unlocked)`)
+  return done.length === 0 ? "nothing to do" : done.join(", ")
+}
+
+const VERBS: Readonly<Record<string, string>> = {
+  Mkdir: "folders created",
+  Rename: "renamed/moved on disk",
+  Trash: "moved to the trash",
+  Delete: "deleted",
+  RemoveFolder: "folders removed",
+  Refresh: "updated",
+  ConflictCopy: "conflict copies kept",
+  Adopt: "adopted"
+}
+
+const formatMiB = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+
+/** An indented listing of `root` (without `.dlsync`). */
+const renderTree = (root: string): string => {
+  const lines: Array<string> = []
+  const walk = (dir: string, depth: number) => {
+    for (const name of Fs.readdirSync(dir).sort()) {
+      if (depth === 0 && name === ".dlsync") continue
+      const abs = NodePath.join(dir, name)
+      const stat = Fs.lstatSync(abs)
+      lines.push(`${"  ".repeat(depth + 1)}${name}${stat.isDirectory() ? "/" : `  (${stat.size} bytes)`}`)
+      if (stat.isDirectory()) walk(abs, depth + 1)
+    }
+  }
+  walk(root, 0)
+  return lines.join("\n")
+}

@@ -6,6 +6,7 @@
  * key added here is documented, overridable and validated in one move.
  */
 import { Record, Schema } from "effect"
+import { HumanDuration, HumanRate, HumanSize } from "./units.ts"
 
 /** How an environment variable's text becomes a value for the key. */
 export type EnvKind = "string" | "integer" | "boolean" | "list"
@@ -31,6 +32,9 @@ const NonEmpty = Schema.String.pipe(Schema.check(Schema.isMinLength(1)))
 
 const Uuid = Schema.String.pipe(Schema.check(Schema.isUUID()))
 
+const PositiveInt = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(1)))
+const NonNegativeInt = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
+
 export const DEFAULT_SCOPES = ["user:read", "downloads:read", "files:read", "storage:read", "storage:write"] as const
 
 export const sections = {
@@ -44,7 +48,28 @@ export const sections = {
   },
   mirror: {
     root: field(NonEmpty, "string"),
-    state_dir: field(Schema.optionalKey(NonEmpty), "string")
+    state_dir: field(Schema.optionalKey(NonEmpty), "string"),
+    folders: field(Schema.optionalKey(Schema.Array(NonEmpty)), "list"),
+    kinds: field(Schema.optionalKey(Schema.Array(NonEmpty)), "list"),
+    include: field(Schema.optionalKey(Schema.Array(NonEmpty)), "list"),
+    exclude: field(Schema.optionalKey(Schema.Array(NonEmpty)), "list"),
+    max_file_size: field(Schema.optionalKey(HumanSize), "string"),
+    portable_names: field(Schema.optionalKey(Schema.Boolean), "boolean"),
+    on_remote_delete: field(Schema.optionalKey(Schema.Literals(["trash", "delete", "keep"])), "string"),
+    trash_days: field(Schema.optionalKey(NonNegativeInt), "integer"),
+    max_delete: field(Schema.optionalKey(NonNegativeInt), "integer"),
+    on_local_delete: field(Schema.optionalKey(Schema.Literals(["respect", "redownload"])), "string")
+  },
+  sync: {
+    poll_interval: field(Schema.optionalKey(HumanDuration), "string"),
+    listing_interval: field(Schema.optionalKey(HumanDuration), "string")
+  },
+  transfers: {
+    concurrency: field(Schema.optionalKey(PositiveInt), "integer"),
+    segments: field(Schema.optionalKey(PositiveInt), "integer"),
+    segment_threshold: field(Schema.optionalKey(HumanSize), "string"),
+    bandwidth_limit: field(Schema.optionalKey(HumanRate), "string"),
+    min_free_space: field(Schema.optionalKey(HumanSize), "string")
   }
 } as const
 
@@ -57,5 +82,7 @@ const sectionSchema = <F extends Record<string, Field>>(fields: F) =>
 
 export const ConfigSchema = Schema.Struct({
   service: sectionSchema(sections.service),
-  mirror: sectionSchema(sections.mirror)
+  mirror: sectionSchema(sections.mirror),
+  sync: Schema.optionalKey(sectionSchema(sections.sync)),
+  transfers: Schema.optionalKey(sectionSchema(sections.transfers))
 })

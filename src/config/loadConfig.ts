@@ -5,7 +5,7 @@
  * from (`file:line` or the variable), so a user fixes a config in one round trip.
  */
 import * as NodePath from "node:path"
-import { Effect, FileSystem, Option, Predicate, Redacted, Schema, SchemaIssue } from "effect"
+import { Duration, Effect, FileSystem, Option, Predicate, Redacted, Schema, SchemaIssue } from "effect"
 import { parse as parseToml, TomlError } from "smol-toml"
 import { ConfigError, type ConfigProblem, configError } from "./ConfigError.ts"
 import { ConfigSchema, DEFAULT_SCOPES, type EnvKind, type SectionName, sectionNames, sections } from "./fields.ts"
@@ -26,8 +26,55 @@ export interface AppConfig {
   readonly mirror: {
     readonly root: string
     readonly state_dir: string
+    /** Remote folders to mirror, as paths below the account root; empty = all. */
+    readonly folders: ReadonlyArray<string>
+    /** File kinds to mirror; empty = all. */
+    readonly kinds: ReadonlyArray<string>
+    readonly include: ReadonlyArray<string>
+    readonly exclude: ReadonlyArray<string>
+    /** Bytes; null = no limit. */
+    readonly max_file_size: number | null
+    readonly portable_names: boolean
+    readonly on_remote_delete: "trash" | "delete" | "keep"
+    readonly trash_days: number
+    /** Files one pass may remove; null = the default rule (more than 50 and more than 10 %). */
+    readonly max_delete: number | null
+    readonly on_local_delete: "respect" | "redownload"
+  }
+  readonly sync: {
+    /** Milliseconds between polls of the change feed. */
+    readonly poll_interval: number
+    /** Milliseconds between full listings in listing mode (API keys). */
+    readonly listing_interval: number
+  }
+  readonly transfers: {
+    readonly concurrency: number
+    readonly segments: number
+    /** Bytes. */
+    readonly segment_threshold: number
+    /** Bytes per second; 0 = none. */
+    readonly bandwidth_limit: number
+    /** Bytes. */
+    readonly min_free_space: number
   }
 }
+
+const MiB = 1024 * 1024
+
+/** Defaults of the keys that have one (config.example.toml documents each). */
+export const DEFAULTS = {
+  portable_names: false,
+  on_remote_delete: "trash",
+  trash_days: 30,
+  on_local_delete: "respect",
+  poll_interval: 60_000,
+  listing_interval: 3_600_000,
+  concurrency: 3,
+  segments: 4,
+  segment_threshold: 64 * MiB,
+  bandwidth_limit: 0,
+  min_free_space: 1024 * MiB
+} as const
 
 export const loadConfig = Effect.fn("loadConfig")(function* (options: {
   readonly path: Option.Option<string>
@@ -88,7 +135,28 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       root: resolvePath("mirror.root", raw.mirror.root),
       state_dir: raw.mirror.state_dir
         ? resolvePath("mirror.state_dir", raw.mirror.state_dir)
-        : defaultStateDir(options.env)
+        : defaultStateDir(options.env),
+      folders: raw.mirror.folders ?? [],
+      kinds: raw.mirror.kinds ?? [],
+      include: raw.mirror.include ?? [],
+      exclude: raw.mirror.exclude ?? [],
+      max_file_size: raw.mirror.max_file_size ?? null,
+      portable_names: raw.mirror.portable_names ?? DEFAULTS.portable_names,
+      on_remote_delete: raw.mirror.on_remote_delete ?? DEFAULTS.on_remote_delete,
+      trash_days: raw.mirror.trash_days ?? DEFAULTS.trash_days,
+      max_delete: raw.mirror.max_delete ?? null,
+      on_local_delete: raw.mirror.on_local_delete ?? DEFAULTS.on_local_delete
+    },
+    sync: {
+      poll_interval: millisOr(raw.sync?.poll_interval, DEFAULTS.poll_interval),
+      listing_interval: millisOr(raw.sync?.listing_interval, DEFAULTS.listing_interval)
+    },
+    transfers: {
+      concurrency: raw.transfers?.concurrency ?? DEFAULTS.concurrency,
+      segments: raw.transfers?.segments ?? DEFAULTS.segments,
+      segment_threshold: raw.transfers?.segment_threshold ?? DEFAULTS.segment_threshold,
+      bandwidth_limit: raw.transfers?.bandwidth_limit ?? DEFAULTS.bandwidth_limit,
+      min_free_space: raw.transfers?.min_free_space ?? DEFAULTS.min_free_space
     }
   }
 })
@@ -116,6 +184,9 @@ interface Origins {
   /** "section.key" → the variable that set it. */
   readonly fromEnv: ReadonlyMap<string, string>
 }
+
+const millisOr = (value: Duration.Duration | undefined, fallback: number): number =>
+  value === undefined ? fallback : Duration.toMillis(value)
 
 /** Environment variables that are not config keys but are dlsync's own. */
 const NON_KEY_VARIABLES = new Set(["DLSYNC_CONFIG"])

@@ -1,0 +1,50 @@
+/**
+ * `dlsync restore PATH`: brings back an item deleted locally under on_local_delete =
+ * respect. PATH is relative to the mirror root (or absolute inside it); a folder restores
+ * everything below it. The next pass fetches it (`dlsync run --once`, or SIGHUP to the daemon).
+ */
+import * as NodePath from "node:path"
+import { Console, Effect } from "effect"
+import { Argument, Command } from "effect/cli"
+import { NothingToRestore, UsageError } from "../engine/EngineError.ts"
+import { storeLayer } from "../engine/engineLayer.ts"
+import { Store } from "../store/Store.ts"
+import { commandConfig } from "./commandConfig.ts"
+
+export const restoreCommand = Command.make(
+  "restore",
+  { path: Argument.String("path").pipe(Argument.withDescription("File or folder to bring back")) },
+  Effect.fn("restore")(function* ({ path }) {
+    const config = yield* commandConfig
+    const rel = relativeToRoot(config.mirror.root, path)
+    if (rel === undefined)
+      return yield* new UsageError({ detail: `${path} is not inside the mirror root ${config.mirror.root}` })
+    const restored = yield* Store.use((store) =>
+      Effect.gen(function* () {
+        const n = yield* store.local.restore(rel)
+        if (n > 0) {
+          yield* store.events.append({
+            level: "info",
+            kind: "restored",
+            message: `${n} item(s) restored by the user; fetched at the next pass`,
+            path: rel,
+            remoteId: null
+          })
+        }
+        return n
+      })
+    ).pipe(Effect.provide(storeLayer(config)))
+    if (restored === 0) return yield* new NothingToRestore({ path: rel })
+    yield* Console.log(
+      `restored ${restored} item(s) at ${rel}; the next pass fetches them (dlsync run --once, or SIGHUP to the daemon)`
+    )
+  })
+).pipe(Command.withDescription("Bring back a file or folder deleted locally (mirror.on_local_delete = respect)"))
+
+/** PATH as a store path (relative, `/`-separated), or undefined when it lies outside the root. */
+export const relativeToRoot = (root: string, path: string): string | undefined => {
+  const abs = NodePath.isAbsolute(path) ? path : NodePath.join(root, path)
+  const rel = NodePath.relative(root, abs)
+  if (rel === "" || rel.startsWith("..") || NodePath.isAbsolute(rel)) return undefined
+  return rel.split(NodePath.sep).join("/")
+}

@@ -1,0 +1,113 @@
+/**
+ * `dlsync run [--once] [--allow-big-delete]`: the daemon, or one pass for cron.
+ * `dlsync --once` is the same as `dlsync run --once` (main.ts rewrites it).
+ *
+ * Exit codes (main.ts): 0 the mirror matches · 1 some items failed (each listed here) ·
+ * 75 service unreachable or another instance holds the lock · 77 authentication ·
+ * 78 configuration or an unmounted root · 64 usage.
+ */
+import { Console, Effect, Queue } from "effect"
+import { Command, Flag } from "effect/cli"
+import { runDaemon } from "../engine/Daemon.ts"
+import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
+import { runLayer } from "../engine/engineLayer.ts"
+import { describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
+import { ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
+import { commandConfig } from "./commandConfig.ts"
+
+export const runCommand = Command.make(
+  "run",
+  {
+    once: Flag.Boolean("once").pipe(
+      Flag.withDescription("One pass, then exit (for cron): 0 when the mirror matches, 1 when items failed"),
+      Flag.withDefault(false)
+    ),
+    allowBigDelete: Flag.Boolean("allow-big-delete").pipe(
+      Flag.withDescription("With --once: carry out a removal held by the big-delete limit (mirror.max_delete)"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("run")(function* ({ once, allowBigDelete }) {
+    if (allowBigDelete && !once) {
+      return yield* new UsageError({ detail: "--allow-big-delete goes with --once (one supervised pass)" })
+    }
+    const config = yield* commandConfig
+    const program = Effect.gen(function* () {
+      if (once) return yield* runOnce(allowBigDelete)
+      return yield* runDaemon()
+    })
+    return yield* program.pipe(Effect.scoped, Effect.provide(runLayer(config)))
+  })
+).pipe(
+  Command.withDescription(
+    "Keep the mirror in line with the account (daemon; SIGHUP or SIGUSR1 polls at once), or one pass with --once"
+  )
+)
+
+/** One pass with per-file progress lines; lists every failure and fails with ItemsFailed. */
+export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) {
+  const pass = yield* MirrorPass
+  yield* logTransfers
+  const report = yield* pass.run({
+    allowBigDelete,
+    fullListing: true,
+    probeFeed: true,
+    onPage: ({ pages, items }) =>
+      pages % 10 === 0 ? Effect.logInfo(`listing: ${pages} pages, ${items} items`) : Effect.void,
+    onPlan: (summary) =>
+      summary.actions > 0
+        ? Effect.logInfo(`plan: ${summary.actions} actions, ${summary.downloads} downloads (${summary.bytes} bytes)`)
+        : Effect.void
+  })
+  yield* Console.log(summarize(report))
+  if (report.failures.length > 0 || report.held !== null) {
+    for (const f of report.failures) yield* Console.error(`failed: ${f.path}: ${f.reason}`)
+    if (report.held !== null) {
+      yield* Console.error(
+        `held: a big delete of ${report.held.count} of ${report.held.mirrored} files (limit: ${report.held.limit}); nothing removed. Run \`dlsync run --once --allow-big-delete\` to go ahead.`
+      )
+    }
+    return yield* new ItemsFailed({ count: report.failures.length + (report.held === null ? 0 : report.held.count) })
+  }
+})
+
+/**
+ * `dlsync --once …` is `dlsync run --once …`. effect/cli runs a root command's own handler
+ * only when no subcommand is named, and the root's flags are shared with every
+ * subcommand, so the shortcut is an argument rewrite before parsing: `--once` with no
+ * subcommand named becomes `run --once`.
+ */
+export const onceShortcut = (args: ReadonlyArray<string>, subcommands: ReadonlyArray<string>): ReadonlyArray<string> =>
+  args.includes("--once") && !args.some((a) => subcommands.includes(a)) ? ["run", ...args] : args
+
+/** The one-line outcome of a pass. */
+export const summarize = (report: PassReport): string =>
+  `${report.remote.mode} mode: ${report.remote.pages} pages, ${report.remote.upserted} updated, ${report.remote.deleted + report.remote.removedUnlisted} removed remotely; ${describeReport(report)}`
+
+// ---------------------------------------------------------------------------------------
+
+/** A log line per file started, finished or parked, for the length of the scope. */
+const logTransfers = Effect.gen(function* () {
+  const progress = yield* ProgressTracker
+  const events = yield* Queue.unbounded<TransferEvent>()
+  yield* Effect.acquireRelease(
+    Effect.sync(() => progress.subscribe((event) => Queue.offerUnsafe(events, event))),
+    (unsubscribe) => Effect.sync(unsubscribe)
+  )
+  yield* Effect.forkScoped(
+    Effect.forever(
+      Effect.flatMap(Queue.take(events), (event) => {
+        switch (event._tag) {
+          case "Finished":
+            return Effect.logInfo(`downloaded ${event.name} (${event.size} bytes in ${event.elapsedMs} ms)`)
+          case "Parked":
+            return Effect.logWarning(`download parked: ${event.name}: ${event.reason}`)
+          case "Retrying":
+            return Effect.logInfo(`retrying ${event.name}: ${event.reason}`)
+          default:
+            return Effect.void
+        }
+      })
+    )
+  )
+})

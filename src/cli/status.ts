@@ -1,0 +1,25 @@
+/**
+ * `dlsync status [--json]`: what the store knows, readable while the daemon runs and after
+ * a restart (it reads the store only, never the service).
+ */
+import { Console, Effect } from "effect"
+import { Command, Flag } from "effect/cli"
+import { settingsFrom } from "../engine/EngineSettings.ts"
+import { storeLayer } from "../engine/engineLayer.ts"
+import { renderStatus, statusDocument } from "../engine/statusDocument.ts"
+import { Store } from "../store/Store.ts"
+import { commandConfig } from "./commandConfig.ts"
+
+export const statusCommand = Command.make(
+  "status",
+  {
+    json: Flag.Boolean("json").pipe(Flag.withDescription("Print the status document as JSON"), Flag.withDefault(false))
+  },
+  Effect.fn("status")(function* ({ json }) {
+    const config = yield* commandConfig
+    const doc = yield* Store.use((store) => statusDocument(store, settingsFrom(config))).pipe(
+      Effect.provide(storeLayer(config))
+    )
+    yield* Console.log(json ? JSON.stringify(doc, null, 2) : renderStatus(doc))
+  })
+).pipe(Command.withDescription("Show the mirror's state: mode, counts, failures, held deletes, locally deleted items"))

@@ -1,0 +1,184 @@
+/**
+ * One mirror pass: the store catches up with the account, then the root is brought in line
+ * by the sync core (src/sync/pass.ts), and the downloads it queued are carried out.
+ *
+ *   RemoteSync.catchUp ─► checkRoot ─► case probe ─► runPass ──────────────► TransferDownloads.drain
+ *   (pages → store)       (marker)                   recover · scan · plan     transfer engine
+ *                                                    · local actions           ─► LocalOps.land
+ *                                   └──────────► one summary event per pass ◄─────────┘
+ *
+ * Invariants:
+ * - The root is checked before anything is read or created in it (RootUnavailable when it
+ *   looks unmounted); the case probe runs only after that check.
+ * - Removals follow only from a complete listing (the store's `listingComplete`); a held big
+ *   delete removes nothing and stays recorded for `status` until a pass clears it.
+ * - A pass reports every failed action, failed download and unplaceable item with its reason.
+ */
+import { Context, DateTime, Effect, Layer } from "effect"
+import type { ApiError } from "../api/ApiError.ts"
+import { Store } from "../store/Store.ts"
+import { detectCaseInsensitive } from "../sync/caseSensitivity.ts"
+import type { DownloadQueue } from "../sync/executor.ts"
+import { type LocalOpError, LocalOps, type RootUnavailable } from "../sync/localOps.ts"
+import { runPass } from "../sync/pass.ts"
+import { planConfigOf } from "../sync/planConfig.ts"
+import type { Action, SkipCode } from "../sync/planner.ts"
+import { EngineSettings } from "./EngineSettings.ts"
+import { type CatchUpOptions, type CatchUpResult, RemoteSync } from "./RemoteSync.ts"
+import { TransferDownloads } from "./TransferDownloads.ts"
+
+/** One item the pass could not bring in line, with its reason. */
+export interface ItemFailure {
+  readonly path: string
+  readonly remoteId: string | null
+  readonly reason: string
+}
+
+export interface ReconcileOptions {
+  readonly allowBigDelete: boolean
+  /** Called once the plan is known, for progress displays. */
+  readonly onPlan?: (summary: PlanSummary) => Effect.Effect<void>
+}
+
+export interface PassOptions extends CatchUpOptions, ReconcileOptions {}
+
+export interface PlanSummary {
+  readonly actions: number
+  readonly downloads: number
+  readonly bytes: number
+}
+
+export interface ReconcileReport {
+  /** Local actions done, by action tag. */
+  readonly done: Readonly<Record<string, number>>
+  readonly downloaded: number
+  readonly downloadedBytes: number
+  readonly failures: ReadonlyArray<ItemFailure>
+  readonly held: { readonly count: number; readonly mirrored: number; readonly limit: string } | null
+  readonly skipped: Readonly<Partial<Record<SkipCode, number>>>
+}
+
+export interface PassReport extends ReconcileReport {
+  readonly remote: CatchUpResult
+}
+
+/** Skips that leave an in-scope item unmirrored for a reason the user must look at. */
+export const FAILING_SKIPS: ReadonlySet<SkipCode> = new Set(["occupied", "broken_parent", "parent_blocked"])
+
+export class MirrorPass extends Context.Service<
+  MirrorPass,
+  {
+    readonly catchUp: (options: CatchUpOptions) => Effect.Effect<CatchUpResult, ApiError>
+    readonly reconcile: (options: ReconcileOptions) => Effect.Effect<ReconcileReport, RootUnavailable | LocalOpError>
+    readonly run: (options: PassOptions) => Effect.Effect<PassReport, ApiError | RootUnavailable | LocalOpError>
+  }
+>()("dlsync/engine/MirrorPass") {
+  static readonly layer: Layer.Layer<
+    MirrorPass,
+    never,
+    Store | RemoteSync | TransferDownloads | DownloadQueue | LocalOps | EngineSettings
+  > = Layer.effect(
+    MirrorPass,
+    Effect.gen(function* () {
+      const store = yield* Store
+      const remoteSync = yield* RemoteSync
+      const downloads = yield* TransferDownloads
+      const ops = yield* LocalOps
+      const settings = yield* EngineSettings
+      const context = yield* Effect.context<Store | LocalOps | DownloadQueue>()
+
+      const reconcile = Effect.fn("MirrorPass.reconcile")(function* (options: ReconcileOptions) {
+        // The root first: the case probe writes under .dlsync, which an unmounted root must not get.
+        yield* ops.checkRoot((yield* store.local.count) > 0)
+        const caseInsensitive = yield* detectCaseInsensitive().pipe(Effect.provide(context))
+        const now = DateTime.toDateUtc(yield* DateTime.now)
+        const pass = yield* runPass({
+          config: planConfigOf(settings.mirror, caseInsensitive),
+          now,
+          trashDays: settings.trashDays,
+          allowBigDelete: options.allowBigDelete
+        }).pipe(Effect.provide(context))
+        const queued = pass.actions.filter((a) => a._tag === "Download")
+        if (options.onPlan !== undefined) {
+          yield* options.onPlan({
+            actions: pass.actions.filter((a) => a._tag !== "Skip").length,
+            downloads: queued.length,
+            bytes: queued.reduce((n, d) => n + d.item.size, 0)
+          })
+        }
+        const drained = yield* downloads.drain
+
+        const failures: Array<ItemFailure> = []
+        for (const o of pass.execution.failed) {
+          const a = o.action
+          const path = "path" in a ? a.path : "from" in a ? a.from : null
+          failures.push({ path: path ?? "(unknown)", remoteId: remoteIdOf(a), reason: o.detail ?? a.reason })
+        }
+        failures.push(...drained.failed)
+        const skipped: Partial<Record<SkipCode, number>> = {}
+        let held: ReconcileReport["held"] = null
+        for (const action of pass.actions) {
+          if (action._tag === "HoldDeletes") {
+            held = { count: action.count, mirrored: action.mirrored, limit: action.limit }
+            yield* Effect.logWarning(
+              `${action.reason}; nothing removed. Run \`dlsync run --once --allow-big-delete\` to go ahead.`
+            )
+          }
+          if (action._tag !== "Skip") continue
+          skipped[action.code] = (skipped[action.code] ?? 0) + 1
+          if (FAILING_SKIPS.has(action.code)) {
+            failures.push({
+              path: action.path ?? `(remote item ${action.remoteId})`,
+              remoteId: action.remoteId,
+              reason: action.reason
+            })
+          }
+        }
+        const done: Record<string, number> = {}
+        for (const [tag, n] of Object.entries(pass.execution.counts)) {
+          if (tag !== "Download" && tag !== "Skip" && tag !== "HoldDeletes" && n !== undefined) done[tag] = n
+        }
+        const report: ReconcileReport = {
+          done,
+          downloaded: drained.landed,
+          downloadedBytes: drained.bytes,
+          failures,
+          held,
+          skipped
+        }
+        yield* store.events.append({
+          level: failures.length > 0 || held !== null ? "warn" : "info",
+          kind: "pass",
+          message: describeReport(report),
+          path: null,
+          remoteId: null
+        })
+        return report
+      })
+
+      const run = Effect.fn("MirrorPass.run")(function* (options: PassOptions) {
+        const remote = yield* remoteSync.catchUp(options)
+        const report = yield* reconcile(options)
+        return { ...report, remote }
+      })
+
+      return MirrorPass.of({ catchUp: remoteSync.catchUp, reconcile, run })
+    })
+  )
+}
+
+/** One line summing up a pass, for the log and the event log. */
+export const describeReport = (report: ReconcileReport): string => {
+  const parts: Array<string> = []
+  for (const [tag, n] of Object.entries(report.done)) parts.push(`${tag} ${n}`)
+  parts.push(`downloaded ${report.downloaded}`)
+  for (const [code, n] of Object.entries(report.skipped)) parts.push(`skipped ${code} ${n}`)
+  if (report.held !== null) parts.push(`big delete held (${report.held.count} files)`)
+  parts.push(`failed ${report.failures.length}`)
+  return `pass: ${parts.join(", ")}`
+}
+
+// ---------------------------------------------------------------------------------------
+
+const remoteIdOf = (action: Action): string | null =>
+  action._tag === "HoldDeletes" ? null : "remoteId" in action ? action.remoteId : action.item.id

@@ -1,0 +1,137 @@
+/**
+ * The executor's DownloadQueue over the transfer engine: the executor enqueues during a
+ * pass, the pass then drains the batch and waits for every file's outcome.
+ *
+ *   executor ─► enqueue (one per remote id) ─► drain ─► TransferQueue.submit
+ *                                                         │ verified file renamed to
+ *                                                         │ .dlsync/partial/landing/<id>.landed
+ *                                                         ▼
+ *                              LocalOps.land (checked: the target still holds what the plan
+ *                              expected, folders are real) ─► landed(lstat) │ failed(reason)
+ *
+ * Invariants:
+ * - A file reaches its mirror path only through LocalOps.land, which never replaces anything
+ *   but what the plan expected; the transfer engine writes only under `.dlsync/partial`.
+ * - Every enqueued request ends in exactly one `landed` or `failed` before `drain` returns.
+ */
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { Context, Effect, Layer } from "effect"
+import { Store } from "../store/Store.ts"
+import { DownloadQueue, type DownloadRequest } from "../sync/executor.ts"
+import { LocalOps } from "../sync/localOps.ts"
+import { partialPathFor } from "../transfer/TransferEngine.ts"
+import { TransferQueue } from "../transfer/TransferQueue.ts"
+
+export interface DrainReport {
+  readonly landed: number
+  readonly bytes: number
+  readonly failed: ReadonlyArray<{ readonly path: string; readonly remoteId: string; readonly reason: string }>
+}
+
+/**
+ * The transfer engine's root for mirror downloads. The engine writes a finished file only
+ * inside its root and outside that root's `.dlsync`, and LocalOps.land takes files only
+ * from under `<root>/.dlsync/partial`: a stable folder there satisfies both (same file
+ * system as the mirror, so landing is a rename; partial data resumes across runs).
+ */
+export const STAGING_DIR = ".dlsync/partial/landing"
+
+/** How many downloads wait on the transfer queue at once (the queue bounds the transfers). */
+export const DRAIN_FIBERS = 64
+
+export class TransferDownloads extends Context.Service<
+  TransferDownloads,
+  {
+    /** Downloads everything enqueued since the last drain; resolves when each has an outcome. */
+    readonly drain: Effect.Effect<DrainReport>
+  }
+>()("dlsync/engine/TransferDownloads") {
+  /** Provides both the executor's DownloadQueue and the drain. */
+  static readonly layer: Layer.Layer<TransferDownloads | DownloadQueue, never, TransferQueue | LocalOps | Store> =
+    Layer.effectContext(
+      Effect.gen(function* () {
+        const queue = yield* TransferQueue
+        const ops = yield* LocalOps
+        const store = yield* Store
+        const batch = new Map<string, DownloadRequest>()
+        const staging = NodePath.join(ops.root, STAGING_DIR)
+
+        const one = Effect.fnUntraced(function* (request: DownloadRequest) {
+          const { item, path, replace } = request.action
+          if (replace === null) {
+            // A crash after a landing, before the store recorded it, leaves the verified file
+            // in place with the remote size and the mtime the transfer engine set.
+            const there = yield* Effect.orElseSucceed(ops.lstat(path), () => undefined)
+            const entry = yield* store.local.byRemoteId(item.id)
+            if (
+              there !== undefined &&
+              entry._tag === "Some" &&
+              entry.value.path === path &&
+              entry.value.written === null &&
+              there.type === "file" &&
+              there.size === item.size &&
+              there.mtimeNs / 1_000_000n === BigInt(Date.parse(item.updatedAt))
+            ) {
+              yield* request.landed({ size: there.size, mtimeNs: there.mtimeNs, ino: there.ino })
+              return null
+            }
+          }
+          const staged = NodePath.join(staging, `${NodePath.basename(partialPathFor(item.id))}.landed`)
+          const result = yield* queue.submit({
+            fileId: item.id,
+            size: item.size,
+            remoteMtime: new Date(item.updatedAt),
+            root: staging,
+            finalPath: staged,
+            name: path
+          })
+          if (result._tag === "Parked") {
+            yield* request.failed(result.reason)
+            return { path, remoteId: item.id, reason: result.reason }
+          }
+          const landed = yield* Effect.result(ops.land(staged, path, replace))
+          if (landed._tag === "Failure") {
+            yield* Effect.sync(() => Fs.rmSync(staged, { force: true }))
+            yield* request.failed(landed.failure.message)
+            return { path, remoteId: item.id, reason: landed.failure.message }
+          }
+          const stat = landed.success
+          yield* request.landed({ size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino })
+          return null
+        })
+
+        const drain = Effect.gen(function* () {
+          const requests = [...batch.values()]
+          batch.clear()
+          if (requests.length === 0) return { landed: 0, bytes: 0, failed: [] }
+          const ready = yield* Effect.result(ops.mkdirp(STAGING_DIR))
+          if (ready._tag === "Failure") {
+            const reason = `cannot prepare ${STAGING_DIR}: ${ready.failure.message}`
+            yield* Effect.forEach(requests, (r) => r.failed(reason), { discard: true })
+            const report: DrainReport = {
+              landed: 0,
+              bytes: 0,
+              failed: requests.map((r) => ({ path: r.action.path, remoteId: r.action.item.id, reason }))
+            }
+            return report
+          }
+          const outcomes = yield* Effect.forEach(requests, one, { concurrency: DRAIN_FIBERS })
+          const failed = outcomes.filter((o) => o !== null)
+          const landed = requests.length - failed.length
+          const bytes = requests.reduce((n, r, i) => (outcomes[i] === null ? n + r.action.item.size : n), 0)
+          const report: DrainReport = { landed, bytes, failed }
+          return report
+        })
+
+        return Context.make(TransferDownloads, TransferDownloads.of({ drain })).pipe(
+          Context.add(
+            DownloadQueue,
+            DownloadQueue.of({
+              enqueue: (request) => Effect.sync(() => void batch.set(request.action.item.id, request))
+            })
+          )
+        )
+      })
+    )
+}

@@ -1,0 +1,116 @@
+/**
+ * The live engine graph for one configuration, composed in one place:
+ *
+ *   credentials (OAuth tokens or API key) ─► ApiClient ─┬─► RemoteSync ─┐
+ *   Database(state_dir) ─► Store ───────────────────────┤               ├─► MirrorPass
+ *                      └─► TransferJournal ─► TransferEngine ─► TransferQueue ─┘
+ *                              TransferLinks (POST download-link via ApiClient) ┘
+ *
+ * `runLayer` adds the instance lock (one dlsync per state dir), taken before the database
+ * is opened; `storeLayer` is the store alone, for `status` and `restore`.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { ApiClient } from "../api/ApiClient.ts"
+import { ApiEndpoints } from "../api/ApiEndpoints.ts"
+import type { ApiError } from "../api/ApiError.ts"
+import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
+import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
+import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
+import type { AppConfig } from "../config/loadConfig.ts"
+import { Database } from "../store/Database.ts"
+import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
+import { Store } from "../store/Store.ts"
+import type { SchemaTooNew, StoreOpenError } from "../store/StoreError.ts"
+import { transferJournalLayer } from "../store/transferJournal.ts"
+import { asFileId } from "../sync/feed.ts"
+import { LocalOps } from "../sync/localOps.ts"
+import { Bandwidth } from "../transfer/Bandwidth.ts"
+import { ProgressTracker } from "../transfer/ProgressTracker.ts"
+import { TransferEngine } from "../transfer/TransferEngine.ts"
+import { TransferFs } from "../transfer/TransferFs.ts"
+import { LinkError, TransferLinks } from "../transfer/TransferLinks.ts"
+import { transferOptions } from "../transfer/TransferOptions.ts"
+import { TransferQueue } from "../transfer/TransferQueue.ts"
+import { EngineSettings } from "./EngineSettings.ts"
+import { MirrorPass } from "./MirrorPass.ts"
+import { RemoteSync } from "./RemoteSync.ts"
+import { TransferDownloads } from "./TransferDownloads.ts"
+
+export type EngineBuildError = ApiError | LoginRequired | TokenStoreError | StoreOpenError | SchemaTooNew
+
+/** The store of `state_dir`, opened and migrated. */
+export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, StoreOpenError | SchemaTooNew> =>
+  Store.layer.pipe(Layer.provideMerge(Database.layer(config.mirror.state_dir)))
+
+/** Everything `run` needs, after the instance lock. */
+export const runLayer = (
+  config: AppConfig
+): Layer.Layer<
+  MirrorPass | Store | Database | ProgressTracker | TransferQueue | TransferFs | LocalOps | EngineSettings,
+  EngineBuildError | InstanceLocked
+> => {
+  const api = ApiClient.layerLive({ baseUrl: config.service.base_url, authUrl: config.service.auth_url }).pipe(
+    Layer.provide(
+      credentialsFromConfig(config).pipe(
+        Layer.provide(OAuthEndpoints.layer),
+        Layer.provide(ApiEndpoints.layer({ baseUrl: config.service.base_url, authUrl: config.service.auth_url })),
+        Layer.provide(NodeHttpClient.layerUndici)
+      )
+    )
+  )
+  const options = transferOptions({
+    concurrency: config.transfers.concurrency,
+    segments: config.transfers.segments,
+    segment_threshold: config.transfers.segment_threshold,
+    bandwidth_limit: config.transfers.bandwidth_limit,
+    min_free_space: config.transfers.min_free_space
+  })
+  const links = Layer.effect(
+    TransferLinks,
+    Effect.gen(function* () {
+      const client = yield* ApiClient
+      return TransferLinks.of({
+        getLink: (fileId) =>
+          client.files.downloadLink(asFileId(fileId)).pipe(
+            Effect.map((link) => ({
+              url: link.url,
+              // No expiry given: usable until a CDN refusal asks for a fresh one.
+              expiresAt: new Date(link.expires_at ?? "9999-12-31T23:59:59Z")
+            })),
+            Effect.mapError((error) => {
+              const r = error.reason
+              const reason =
+                r._tag === "NotFound"
+                  ? "not-found"
+                  : (r._tag === "Forbidden" || r._tag === "Conflict") && r.code === "resource_locked"
+                    ? "locked"
+                    : r._tag === "Conflict"
+                      ? "not-found"
+                      : "unavailable"
+              return new LinkError({ fileId, reason, message: error.message })
+            })
+          )
+      })
+    })
+  )
+  const transfers = TransferQueue.layer(options).pipe(
+    Layer.provide(TransferEngine.layer(options)),
+    Layer.provide(links),
+    Layer.provide(transferJournalLayer),
+    Layer.provide(Bandwidth.layer(options)),
+    Layer.provideMerge(TransferFs.layer),
+    Layer.provideMerge(ProgressTracker.layer)
+  )
+  const engine = MirrorPass.layer.pipe(
+    Layer.provide(RemoteSync.layer),
+    Layer.provide(TransferDownloads.layer),
+    Layer.provideMerge(transfers),
+    Layer.provideMerge(LocalOps.layer(config.mirror.root)),
+    Layer.provideMerge(EngineSettings.layer(config)),
+    Layer.provide(api),
+    Layer.provideMerge(storeLayer(config))
+  )
+  // The lock is taken before the database is opened, and released after it is closed.
+  return engine.pipe(Layer.provide(InstanceLock.layer(config.mirror.state_dir)))
+}

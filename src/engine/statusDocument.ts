@@ -1,0 +1,135 @@
+/**
+ * The status document (`dlsync status --json`, later `/api/status`): read from the store
+ * alone, so it tells the truth after a restart and while another dlsync runs.
+ */
+import { DateTime, Effect } from "effect"
+import { formatSize } from "../config/units.ts"
+import type { Store } from "../store/Store.ts"
+import { planConfigOf } from "../sync/planConfig.ts"
+import { mapTree } from "../sync/tree.ts"
+import type { EngineSettingsShape } from "./EngineSettings.ts"
+
+export interface StatusDocument {
+  readonly root: string
+  readonly stateDir: string
+  readonly mode: { readonly name: "changes" | "listing"; readonly reason: string }
+  readonly listing: {
+    readonly complete: boolean
+    readonly generation: number
+    readonly rebuild: { readonly generation: number; readonly reason: string } | null
+  }
+  readonly remote: { readonly items: number; readonly files: number; readonly folders: number }
+  /** Local entries by state (synced, pending, failed). */
+  readonly entries: Readonly<Record<string, number>>
+  readonly bytes: { readonly mirrored: number; readonly pending: number }
+  readonly cursor: { readonly present: boolean; readonly ageSeconds: number | null }
+  readonly lastPollAt: string | null
+  readonly failures: ReadonlyArray<{ readonly path: string; readonly attempts: number; readonly reason: string }>
+  readonly locked: ReadonlyArray<string>
+  readonly heldDelete: { readonly count: number; readonly since: string; readonly paths: ReadonlyArray<string> } | null
+  readonly locallyDeleted: ReadonlyArray<string>
+  readonly recentProblems: ReadonlyArray<{ readonly at: string; readonly kind: string; readonly message: string }>
+}
+
+export const statusDocument = Effect.fnUntraced(function* (store: Store["Service"], settings: EngineSettingsShape) {
+  const feed = yield* store.feed.state
+  const remote = yield* store.remote.all
+  const entries = yield* store.local.all
+  const markers = yield* store.local.locallyDeleted
+  const held = yield* store.held.list
+  const events = yield* store.events.recent(200)
+  const now = DateTime.toEpochMillis(yield* DateTime.now)
+
+  const byState: Record<string, number> = { synced: 0, pending: 0, failed: 0 }
+  let mirrored = 0
+  const syncedSize = new Map<string, number>()
+  for (const e of entries) {
+    byState[e.state] = (byState[e.state] ?? 0) + 1
+    if (e.type === "file" && e.state === "synced" && e.written !== null) {
+      mirrored += e.written.size
+      syncedSize.set(e.remoteId, e.remote.size)
+    }
+  }
+  const deletedIds = new Set(markers.map((m) => m.remoteId))
+  // caseInsensitive does not change which items are in scope, only their names.
+  const tree = mapTree(remote, planConfigOf(settings.mirror, false))
+  let pending = 0
+  const locked: Array<string> = []
+  for (const placed of tree.placed) {
+    const item = placed.item
+    if (placed.filtered !== null || item.type !== "file" || deletedIds.has(item.id)) continue
+    if (item.locked) locked.push(placed.path)
+    else if (syncedSize.get(item.id) !== item.size) pending += item.size
+  }
+  const document: StatusDocument = {
+    root: settings.root,
+    stateDir: settings.stateDir,
+    mode: { name: feed.params.mode, reason: feed.modeReason },
+    listing: { complete: feed.listingComplete, generation: feed.generation, rebuild: feed.rebuild },
+    remote: {
+      items: remote.length,
+      files: remote.filter((i) => i.type === "file").length,
+      folders: remote.filter((i) => i.type === "folder").length
+    },
+    entries: byState,
+    bytes: { mirrored, pending },
+    cursor: {
+      present: feed.cursor !== null,
+      ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)
+    },
+    lastPollAt: feed.lastPollAt,
+    failures: entries
+      .filter((e) => e.state === "failed")
+      .map((e) => ({ path: e.path, attempts: e.attempts, reason: e.lastError ?? "unknown" })),
+    locked,
+    heldDelete:
+      held.length === 0 ? null : { count: held.length, since: held[0]?.heldAt ?? "", paths: held.map((h) => h.path) },
+    locallyDeleted: markers.map((m) => m.path),
+    recentProblems: events
+      .filter((e) => e.level !== "info")
+      .slice(-20)
+      .map((e) => ({ at: e.at, kind: e.kind, message: e.path === null ? e.message : `${e.path}: ${e.message}` }))
+  }
+  return document
+})
+
+/** The human rendering of the document. */
+export const renderStatus = (doc: StatusDocument): string => {
+  const lines: Array<string> = []
+  lines.push(`root:            ${doc.root}`)
+  lines.push(`mode:            ${doc.mode.name} (${doc.mode.reason})`)
+  lines.push(
+    `listing:         ${doc.listing.complete ? "complete" : "incomplete"}${doc.listing.rebuild === null ? "" : ` (full listing under way: ${doc.listing.rebuild.reason})`}`
+  )
+  lines.push(`remote:          ${doc.remote.files} files, ${doc.remote.folders} folders`)
+  lines.push(
+    `local:           ${Object.entries(doc.entries)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(", ")}`
+  )
+  lines.push(`bytes:           ${formatSize(doc.bytes.mirrored)} mirrored, ${formatSize(doc.bytes.pending)} pending`)
+  lines.push(`cursor age:      ${doc.cursor.ageSeconds === null ? "none" : `${doc.cursor.ageSeconds} s`}`)
+  lines.push(`last poll:       ${doc.lastPollAt ?? "never"}`)
+  if (doc.heldDelete !== null) {
+    lines.push(
+      `BIG DELETE HELD: ${doc.heldDelete.count} files since ${doc.heldDelete.since}; run \`dlsync run --once --allow-big-delete\` to go ahead`
+    )
+  }
+  const list = (title: string, items: ReadonlyArray<string>) => {
+    if (items.length === 0) return
+    lines.push(`${title} (${items.length}):`)
+    for (const item of items.slice(0, 50)) lines.push(`  ${item}`)
+    if (items.length > 50) lines.push(`  … and ${items.length - 50} more (see --json)`)
+  }
+  list(
+    "failures",
+    doc.failures.map((f) => `${f.path}: ${f.reason} (${f.attempts} attempts)`)
+  )
+  list("locked on the remote", doc.locked)
+  list("deleted locally (dlsync restore PATH brings one back)", doc.locallyDeleted)
+  list(
+    "recent problems",
+    doc.recentProblems.map((p) => `${p.at} ${p.kind}: ${p.message}`)
+  )
+  return lines.join("\n")
+}

@@ -1,0 +1,19 @@
+/**
+ * The planner's policy from the configuration's `[mirror]` section and the root's detected
+ * case sensitivity (see caseSensitivity.ts).
+ */
+import type { AppConfig } from "../config/loadConfig.ts"
+import type { PlanConfig } from "./planner.ts"
+
+export const planConfigOf = (mirror: AppConfig["mirror"], caseInsensitive: boolean): PlanConfig => ({
+  folders: mirror.folders,
+  kinds: mirror.kinds,
+  include: mirror.include,
+  exclude: mirror.exclude,
+  maxFileSize: mirror.max_file_size,
+  portableNames: mirror.portable_names,
+  caseInsensitive,
+  onRemoteDelete: mirror.on_remote_delete,
+  onLocalDelete: mirror.on_local_delete,
+  maxDelete: mirror.max_delete
+})

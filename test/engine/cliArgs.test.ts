@@ -1,0 +1,27 @@
+/** The CLI's small pure helpers: the `--once` shortcut and restore paths. */
+import { assert, describe, it } from "@effect/vitest"
+import { relativeToRoot } from "../../src/cli/restore.ts"
+import { onceShortcut } from "../../src/cli/run.ts"
+
+describe("cli arguments", () => {
+  it("`dlsync --once` is `run --once`; other command lines are left alone", () => {
+    const names = ["run", "status", "restore"]
+    assert.deepStrictEqual(onceShortcut(["--once"], names), ["run", "--once"])
+    assert.deepStrictEqual(onceShortcut(["--config", "c.toml", "--once"], names), [
+      "run",
+      "--config",
+      "c.toml",
+      "--once"
+    ])
+    assert.deepStrictEqual(onceShortcut(["run", "--once"], names), ["run", "--once"])
+    assert.deepStrictEqual(onceShortcut(["status"], names), ["status"])
+  })
+
+  it("restore paths are store paths inside the root", () => {
+    assert.strictEqual(relativeToRoot("/m", "/m/a/b.txt"), "a/b.txt")
+    assert.strictEqual(relativeToRoot("/m", "a/b/"), "a/b")
+    assert.isUndefined(relativeToRoot("/m", "/etc/passwd"))
+    assert.isUndefined(relativeToRoot("/m", "../x"))
+    assert.isUndefined(relativeToRoot("/m", "/m"))
+  })
+})

@@ -1,0 +1,28 @@
+/** `dlsync demo` (`npm run demo`) runs by itself and leaves the demonstrated tree. */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { runCli } from "./harness.ts"
+
+let dir: string | undefined
+afterEach(() => {
+  if (dir !== undefined) Fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe("demo", { timeout: 120_000 }, () => {
+  it("mirrors the sample account, shows each remote change mirrored, and exits 0", async () => {
+    dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-demo-test-"))
+    const env: Record<string, string> = {}
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("DLSYNC_")) env[k] = v
+    const result = await runCli(["demo", "--dir", dir], { ...env, HOME: dir }, 90_000)
+    assert.strictEqual(result.code, 0, result.stderr)
+    const mirror = Path.join(dir, "mirror")
+    assert.include(result.stdout, `Everything above is in ${mirror}`)
+    assert.isTrue(Fs.existsSync(Path.join(mirror, "Read me first.txt")), "renamed")
+    assert.isFalse(Fs.existsSync(Path.join(mirror, "Welcome.txt")))
+    assert.isTrue(Fs.existsSync(Path.join(mirror, "Movies/notes.txt")), "moved")
+    assert.isFalse(Fs.existsSync(Path.join(mirror, "Documents/backup.zip")), "deleted")
+    assert.strictEqual(Fs.statSync(Path.join(mirror, "Movies/New Arrival (2026).mkv")).size, 3_000_000, "added")
+  })
+})
