@@ -44,6 +44,17 @@ describe("download links", () => {
     assert.notProperty(cdnRequests[0]?.headers, "authorization", "no Authorization header reached the CDN")
   })
 
+  it("serve files named '.' and '..' (URL normalization must not eat the name segment)", async () => {
+    const e = await emulator()
+    for (const name of [".", "..", "a/b", "100% ?#"]) {
+      const file = e.control.addFile({ name, sizeBytes: 1000 })
+      const { url } = await linkFor(e, file.id)
+      const response = await fetch(url)
+      assert.strictEqual(response.status, 200, `${JSON.stringify(name)}: ${url}`)
+      assert.isTrue(Buffer.from(await response.arrayBuffer()).equals(expected(file.id, 0, 1000)))
+    }
+  })
+
   it("serves Range requests: 206 with Content-Range, many requests per link, suffix and open ranges", async () => {
     const e = await emulator()
     const size = 200_000

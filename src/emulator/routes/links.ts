@@ -50,7 +50,7 @@ const downloadLink = (context: EmulatorContext, request: RouteRequest): RouteRes
   if (item.locked) return apiError(403, "resource_locked", "The file is locked; no link can be obtained")
   const expires = Math.floor((context.state.clock.nowMs() + context.state.linkTtlMs) / 1000)
   const sig = context.state.sign(linkMessage(item.id, expires))
-  const url = `${context.urls.cdn}/dl/${encodeURIComponent(item.id)}/${encodeURIComponent(item.name)}?expires=${expires}&sig=${sig}`
+  const url = `${context.urls.cdn}/dl/${encodeURIComponent(item.id)}/${pathSegment(item.name)}?expires=${expires}&sig=${sig}`
   return ok({ url, expires_at: formatMicros(expires * 1_000_000) })
 }
 
@@ -69,5 +69,12 @@ const zipLink = (context: EmulatorContext, request: RouteRequest): RouteResult =
   const first = user.tree.get(ids.ids[0]!)
   const name = ids.ids.length === 1 && first !== undefined ? first.name : "download"
   const token = encodeToken(context.state, "zip", { u: user.id, ids: ids.ids })
-  return ok({ url: `${context.urls.cdnOrigin}/zip/${token}/${encodeURIComponent(name)}.zip`, expires_at: null })
+  return ok({ url: `${context.urls.cdnOrigin}/zip/${token}/${pathSegment(name)}.zip`, expires_at: null })
 }
+
+/**
+ * A name as one URL path segment. The segment is cosmetic (the content comes from the id),
+ * but "." and ".." — even percent-encoded — are dot segments to URL parsers, which drop or
+ * climb them; such names get a neutral segment.
+ */
+const pathSegment = (name: string): string => (/^(\.|%2e){1,2}$/i.test(name) ? "file" : encodeURIComponent(name))
