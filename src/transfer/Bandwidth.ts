@@ -5,7 +5,7 @@
  * should pause reading (0 when unlimited or within budget).
  */
 import { Context, Layer } from "effect"
-import { type BandwidthWindow, limitAt } from "./bandwidthSchedule.ts"
+import { type BandwidthSchedule, limitAt } from "../config/units.ts"
 import { fullBucket, type TokenBucket, take } from "./tokenBucket.ts"
 
 export interface RateLimiter {
@@ -18,7 +18,7 @@ export interface RateLimiter {
 export interface BandwidthOptions {
   /** Bytes per second; 0 = unlimited. */
   readonly bandwidth_limit: number
-  readonly bandwidth_schedule: ReadonlyArray<BandwidthWindow>
+  readonly bandwidth_schedule: BandwidthSchedule
 }
 
 export class Bandwidth extends Context.Service<Bandwidth, RateLimiter>()("dlsync/transfer/Bandwidth") {
@@ -37,13 +37,13 @@ export const makeRateLimiter = (
   now: () => number,
   minuteOfDay: () => number
 ): RateLimiter => {
-  let limit = limitAt(options.bandwidth_limit, options.bandwidth_schedule, minuteOfDay())
+  let limit = limitAt(options.bandwidth_schedule, options.bandwidth_limit, minuteOfDay())
   let checkedAt = now()
   let bucket: TokenBucket = fullBucket(burstFor(limit), checkedAt)
   const refresh = (t: number) => {
     if (t - checkedAt < 1000) return
     checkedAt = t
-    const next = limitAt(options.bandwidth_limit, options.bandwidth_schedule, minuteOfDay())
+    const next = limitAt(options.bandwidth_schedule, options.bandwidth_limit, minuteOfDay())
     if (next !== limit) {
       limit = next
       bucket = fullBucket(burstFor(limit), t)

@@ -3,7 +3,7 @@
  * wired from the configuration by the caller; sizes and rates are bytes (per second).
  * The camelCase fields are engineering constants, exposed so tests can shrink them.
  */
-import type { BandwidthWindow } from "./bandwidthSchedule.ts"
+import type { BandwidthSchedule } from "../config/units.ts"
 
 export interface TransferOptions {
   /** Files transferred at once. */
@@ -14,7 +14,8 @@ export interface TransferOptions {
   readonly segment_threshold: number
   /** Global limit in bytes per second, 0 = none. */
   readonly bandwidth_limit: number
-  readonly bandwidth_schedule: ReadonlyArray<BandwidthWindow>
+  /** Daily windows with their own limit over `bandwidth_limit` (local time). */
+  readonly bandwidth_schedule: BandwidthSchedule
   /** A file is not started, and transfers pause, when less would remain free. */
   readonly min_free_space: number
 

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
+import { makeRateLimiter } from "../../src/transfer/Bandwidth.ts"
 import { backoffDelay } from "../../src/transfer/backoff.ts"
-import { limitAt, parseClock } from "../../src/transfer/bandwidthSchedule.ts"
 import { makeDirSyncer } from "../../src/transfer/dirSyncer.ts"
 import {
   fromDurable,
@@ -144,21 +144,24 @@ describe("backoff", () => {
 })
 
 describe("bandwidth schedule", () => {
+  // 01:00–07:00 unlimited, 22:00–00:30 at 5 B/s, else the base limit of 100 B/s.
   const schedule = [
-    { start: "01:00", end: "07:00", limit: 0 },
-    { start: "22:00", end: "00:30", limit: 5 }
+    { start: 60, end: 420, limit: 0 },
+    { start: 1320, end: 30, limit: 5 }
   ]
-  it("applies the window containing the time, wrapping midnight, else the default", () => {
-    assert.strictEqual(limitAt(100, schedule, 60), 0)
-    assert.strictEqual(limitAt(100, schedule, 7 * 60), 100)
-    assert.strictEqual(limitAt(100, schedule, 23 * 60), 5)
-    assert.strictEqual(limitAt(100, schedule, 10), 5)
-    assert.strictEqual(limitAt(100, schedule, 31), 100)
-  })
-  it("parses HH:MM and refuses the rest", () => {
-    assert.strictEqual(parseClock("07:30"), 450)
-    assert.isUndefined(parseClock("7h"))
-    assert.isUndefined(parseClock("25:00"))
+  const limiterAt = (minute: number) =>
+    makeRateLimiter(
+      { bandwidth_limit: 100, bandwidth_schedule: schedule },
+      () => 0,
+      () => minute
+    )
+  it("the limiter applies the window containing the local time, wrapping midnight, else the base limit", () => {
+    assert.strictEqual(limiterAt(60).currentLimit(), 0)
+    assert.strictEqual(limiterAt(60).take(1_000_000), 0)
+    assert.strictEqual(limiterAt(7 * 60).currentLimit(), 100)
+    assert.strictEqual(limiterAt(23 * 60).currentLimit(), 5)
+    assert.strictEqual(limiterAt(10).currentLimit(), 5)
+    assert.strictEqual(limiterAt(31).currentLimit(), 100)
   })
 })
 
