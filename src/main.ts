@@ -1,9 +1,16 @@
 /**
  * Entry point: parse the command line, run the command, and turn its outcome into an exit
  * code in one place (see cli/exitCodes.ts).
+ *
+ * Every command logs through the logger layer (log/logLayer.ts: stderr, text on a TTY,
+ * JSON lines otherwise, secrets scrubbed), set up from `[log]` of the configuration when
+ * one loads (the configured API key becomes a known secret), from defaults otherwise
+ * (`emulator`, `--help`, or a broken configuration, which the command itself reports).
+ * The global `--log-level` flag overrides the level. Command output (`status`, `config
+ * check`, `--json`) is written with Console.log to stdout and never becomes a log line.
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Cause, Console, Effect, Exit, Predicate } from "effect"
+import { Cause, Console, Effect, Exit, Layer, Option, Predicate } from "effect"
 import { Command } from "effect/cli"
 import type { ApiError } from "./api/ApiError.ts"
 import { configCommand } from "./cli/config.ts"
@@ -16,6 +23,8 @@ import { restoreCommand } from "./cli/restore.ts"
 import { root } from "./cli/root.ts"
 import { onceShortcut, runCommand } from "./cli/run.ts"
 import { statusCommand } from "./cli/status.ts"
+import { loadConfig } from "./config/loadConfig.ts"
+import { logLayer } from "./log/logLayer.ts"
 import { VERSION } from "./version.ts"
 
 const subcommands = [
@@ -31,12 +40,41 @@ const subcommands = [
 
 const cli = Command.runWith(root.pipe(Command.withSubcommands(subcommands)), { version: VERSION })
 
-const program = cli(
-  onceShortcut(
-    process.argv.slice(2),
-    subcommands.map((c) => c.name)
+const args = onceShortcut(
+  process.argv.slice(2),
+  subcommands.map((c) => c.name)
+)
+
+/** The value of `--config FILE` / `--config=FILE`, read ahead of the parser for the logger. */
+const configFlag = (argv: ReadonlyArray<string>): Option.Option<string> => {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? ""
+    if (arg === "--") break
+    if (arg.startsWith("--config=")) return Option.some(arg.slice("--config=".length))
+    if (arg === "--config" && i + 1 < argv.length) return Option.fromNullishOr(argv[i + 1])
+  }
+  return Option.none()
+}
+
+/** The logger, from the configuration when it loads, else the defaults. */
+const logging = Layer.unwrap(
+  loadConfig({ path: configFlag(args), env: process.env, cwd: process.cwd() }).pipe(
+    Effect.option,
+    Effect.map((loaded) =>
+      Option.match(loaded, {
+        onNone: () => logLayer({ level: "info", format: "auto" }),
+        onSome: (config) =>
+          logLayer({
+            level: config.log.level,
+            format: config.log.format,
+            scrubber: { secrets: Option.toArray(config.service.api_key) }
+          })
+      })
+    )
   )
-).pipe(
+)
+
+const program = cli(args).pipe(
   Effect.as(ExitCode.ok),
   Effect.catch((error) =>
     Effect.gen(function* () {
@@ -49,6 +87,9 @@ const program = cli(
         case "StoreOpenError":
         case "SchemaTooNew":
         case "TokenStoreError":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return ExitCode.config
+        case "HealthServerError":
           yield* Console.error(`dlsync: ${error.message}`)
           return ExitCode.config
         case "InstanceLocked":
@@ -74,6 +115,7 @@ const program = cli(
       }
     })
   ),
+  Effect.provide(logging),
   Effect.provide(NodeServices.layer)
 )
 

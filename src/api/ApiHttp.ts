@@ -51,6 +51,22 @@ export const ApiHttpSettings = Context.Reference<HttpSettings>("dlsync/api/ApiHt
   })
 })
 
+/**
+ * Sees each attempt's outcome and each retry, for the daemon's metrics. `operation` is the
+ * route template ("GET /files/{file}"), never a concrete path, so labels stay bounded.
+ * The default does nothing: the client depends on no observer. Read when the layer is built.
+ */
+export interface ApiObserverShape {
+  /** One attempt answered with `status`, or "network" when no response came. */
+  readonly request: (operation: string, status: number | "network") => Effect.Effect<void>
+  /** One retry (an attempt after the first) is about to be made. */
+  readonly retry: (operation: string) => Effect.Effect<void>
+}
+
+export const ApiObserver = Context.Reference<ApiObserverShape>("dlsync/api/ApiObserver", {
+  defaultValue: () => ({ request: () => Effect.void, retry: () => Effect.void })
+})
+
 export type RequestBody =
   | { readonly _tag: "Json"; readonly value: unknown }
   | { readonly _tag: "Form"; readonly fields: ReadonlyArray<readonly [string, string]> }
@@ -98,6 +114,7 @@ export class ApiHttp extends Context.Service<
       const client = yield* HttpClient.HttpClient
       const endpoints = yield* ApiEndpoints
       const credentials = yield* Credentials
+      const observer = yield* ApiObserver
       const apiOrigins = new Set([new URL(endpoints.baseUrl).origin, new URL(endpoints.authUrl).origin])
 
       /** One exchange with one URL, redirects followed by hand for GET. */
@@ -215,6 +232,8 @@ export class ApiHttp extends Context.Service<
         for (let attempts = 1; ; attempts++) {
           const bearer = request.root === "api" ? yield* credentials.bearer : undefined
           const outcome = yield* Effect.result(exchange(request, operation, requestId, bearer, settings))
+          const answered = outcome._tag === "Success" ? outcome.success.status : answeredStatus(outcome.failure)
+          if (answered !== undefined) yield* observer.request(operation, answered)
           if (outcome._tag === "Success") return outcome.success
           const error = outcome.failure
           if (error.reason._tag === "Unauthorized" && bearer !== undefined && !refreshed) {
@@ -232,6 +251,7 @@ export class ApiHttp extends Context.Service<
             schedule: settings.schedule
           })
           if (delay === undefined) return yield* error
+          yield* observer.retry(operation)
           yield* Effect.logDebug("api retry").pipe(
             Effect.annotateLogs({ operation, attempt: attempts, reason: error.reason._tag, delayMillis: delay })
           )
@@ -364,6 +384,14 @@ const readCapped = (
       return Effect.succeed(acc)
     }
   ).pipe(Effect.map((acc) => new TextDecoder().decode(Buffer.concat(acc.chunks))))
+}
+
+/** The status an attempt was answered with; "network" without an answer; undefined if never sent. */
+const answeredStatus = (error: ApiError): number | "network" | undefined => {
+  const reason = error.reason
+  if (reason._tag === "ClientValidation") return undefined
+  if (reason._tag === "Transport") return "network"
+  return "status" in reason && reason.status !== undefined ? reason.status : "network"
 }
 
 const lowerKeys = (headers: Readonly<Record<string, string>>): Record<string, string> =>

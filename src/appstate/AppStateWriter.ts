@@ -75,6 +75,8 @@ export class AppStateWriter extends Context.Service<
      * when nothing is left. For `run --once` before exiting, and tests.
      */
     readonly drain: Effect.Effect<boolean>
+    /** `drain`, waiting out pauses and backoffs for at most `maxWaitMs` in all. */
+    drainWithin(maxWaitMs: number): Effect.Effect<boolean>
     readonly stats: Effect.Effect<WriterStats>
   }
 >()("dlsync/appstate/AppStateWriter") {
@@ -89,6 +91,7 @@ export class AppStateWriter extends Context.Service<
     AppStateWriter.of({
       report: () => Effect.void,
       drain: Effect.succeed(true),
+      drainWithin: () => Effect.succeed(true),
       stats: Effect.succeed({ written: 0, dropped: 0, preconditionFailures: 0, rateLimited: 0, ratePerMinute: 0 })
     })
   )
@@ -274,12 +277,12 @@ const makeWriter = Effect.fnUntraced(function* (options: AppStateWriterOptions) 
     yield* Queue.offer(wake, undefined)
   })
 
-  const drain: Effect.Effect<boolean> = Effect.gen(function* () {
+  const drainWithin = Effect.fnUntraced(function* (maxWaitMs: number) {
     let waited = 0
     for (;;) {
       const result = yield* pass(true)
       if (result._tag === "Idle") return true
-      if (waited + result.afterMs > DRAIN_MAX_WAIT_MS) return false
+      if (waited + result.afterMs > maxWaitMs) return false
       waited += result.afterMs
       yield* Effect.sleep(Duration.millis(result.afterMs))
     }
@@ -291,7 +294,7 @@ const makeWriter = Effect.fnUntraced(function* (options: AppStateWriterOptions) 
     return { ...c, ratePerMinute: b.ratePerMinute }
   })
 
-  return AppStateWriter.of({ report, drain, stats })
+  return AppStateWriter.of({ report, drain: drainWithin(DRAIN_MAX_WAIT_MS), drainWithin, stats })
 })
 
 /** The writer handles 429 and failures itself: one attempt per request. */

@@ -9,6 +9,9 @@
  * - Entries of different devices commute: the order two devices merge in does not matter.
  * - An entry older than the one stored for this device (by `updated_at`) is Unchanged: a
  *   replayed outbox row never rolls progress back.
+ * - An entry that differs from the stored one only in `updated_at` is Unchanged: the same
+ *   state reported again (a locked file at every run) costs no write, and `updated_at`
+ *   tells since when the file is in that state.
  * - A `dlsync` value that is not an object (no dlsync writes one) is replaced.
  */
 import { Equal, Predicate } from "effect"
@@ -34,6 +37,7 @@ export const mergeProgress = (
   const devices: Readonly<Record<string, Json>> = isJsonObject(section) ? section : {}
   const mine = devices[deviceId]
   if (mine !== undefined && Equal.equals(toJson(entry), mine)) return { _tag: "Unchanged" }
+  if (isJsonObject(mine) && Equal.equals(withoutTime(toJson(entry)), withoutTime(mine))) return { _tag: "Unchanged" }
   if (isJsonObject(mine) && Predicate.isString(mine.updated_at)) {
     const stored = Date.parse(mine.updated_at)
     if (!Number.isNaN(stored) && stored > Date.parse(entry.updated_at)) return { _tag: "Unchanged" }
@@ -47,6 +51,11 @@ export const mergeProgress = (
 
 const isJsonObject = (v: Json | undefined): v is { readonly [key: string]: Json } =>
   Predicate.isObject(v) && !Array.isArray(v)
+
+const withoutTime = (value: { readonly [key: string]: Json }): { readonly [key: string]: Json } => {
+  const { updated_at: _, ...rest } = value
+  return rest
+}
 
 const toJson = (entry: ProgressEntry): { readonly [key: string]: Json } => ({
   state: entry.state,

@@ -1,29 +1,19 @@
 /**
- * The app-state outbox in the state database (table `app_state_outbox`, created by the
- * store's migrations; see APP_STATE_OUTBOX_DDL for its definition and invariants).
+ * The app-state outbox in the state database (table `app_state_outbox`, created by
+ * migration 2 in src/store/migrations.ts, which states its invariants).
  * better-sqlite3 is synchronous: each call is one short statement, durable on return
  * (the store opens the database with synchronous=FULL). SQLite failures are defects.
  */
 import type BetterSqlite3 from "better-sqlite3"
 import { Clock, Effect, Layer, Schema } from "effect"
 import { FileId } from "../api/schemas/common.ts"
+import { Database } from "../store/Database.ts"
+import { V2_APP_STATE_OUTBOX } from "../store/migrations.ts"
 import { AppStateOutbox } from "./AppStateOutbox.ts"
 import { ProgressEntry } from "./ProgressEntry.ts"
 
-/** The table, as the store's migration must create it. */
-export const APP_STATE_OUTBOX_DDL = `
--- app_state_outbox: this device's app-state entries not yet written to the service.
--- Invariants: at most one row per remote file (a newer entry replaces the row and takes a
--- higher seq); seq grows across all rows; a row is deleted only when the entry with that
--- seq was written or dropped, so an entry replaced during a write stays queued; entry is
--- a JSON object (see src/appstate/ProgressEntry.ts).
-CREATE TABLE app_state_outbox (
-  file_id      TEXT PRIMARY KEY NOT NULL CHECK (file_id <> ''),
-  seq          INTEGER NOT NULL UNIQUE CHECK (seq > 0),
-  entry        TEXT NOT NULL CHECK (json_valid(entry)),
-  enqueued_at  INTEGER NOT NULL
-) STRICT;
-`
+/** The table's definition: migration 2 of the state database, which creates it. */
+export const APP_STATE_OUTBOX_DDL = V2_APP_STATE_OUTBOX
 
 /** The outbox over an open better-sqlite3 handle whose schema has the table. */
 export const makeSqliteOutbox = (db: BetterSqlite3.Database): AppStateOutbox["Service"] => {
@@ -68,7 +58,15 @@ export const makeSqliteOutbox = (db: BetterSqlite3.Database): AppStateOutbox["Se
 
 export const SqliteOutbox = {
   layer: (db: BetterSqlite3.Database): Layer.Layer<AppStateOutbox> =>
-    Layer.sync(AppStateOutbox, () => makeSqliteOutbox(db))
+    Layer.sync(AppStateOutbox, () => makeSqliteOutbox(db)),
+  /** Over the state database's handle (the Store's), migrated to include the table. */
+  layerDatabase: Layer.effect(
+    AppStateOutbox,
+    Effect.gen(function* () {
+      const { db } = yield* Database
+      return makeSqliteOutbox(db)
+    })
+  )
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import type { AppConfig } from "../config/loadConfig.ts"
-import { formatDuration, formatRate, formatSize } from "../config/units.ts"
+import { formatDuration, formatRate, formatSize, formatWindow } from "../config/units.ts"
+import { formatListen } from "../server/ListenAddress.ts"
 import { commandConfig } from "./commandConfig.ts"
 
 /** `dlsync config check`: validate the configuration and print it, secrets redacted. */
@@ -62,7 +63,15 @@ export const effectiveView = (config: AppConfig) => {
         ...transfers,
         segment_threshold: formatSize(transfers.segment_threshold),
         bandwidth_limit: formatRate(transfers.bandwidth_limit),
+        bandwidth_schedule: transfers.bandwidth_schedule.map(formatWindow),
         min_free_space: formatSize(transfers.min_free_space)
+      },
+      log: { level: config.log.level, format: config.log.format },
+      server: { listen: formatListen(config.server.listen) },
+      app_state: {
+        device_name: config.app_state.device_name,
+        progress_interval: formatDuration(config.app_state.progress_interval),
+        max_requests_per_minute: config.app_state.max_requests_per_minute
       }
     }
   }

@@ -4,14 +4,34 @@
  *
  * Exit codes (main.ts): 0 the mirror matches · 1 some items failed (each listed here) ·
  * 75 service unreachable or another instance holds the lock · 77 authentication ·
- * 78 configuration or an unmounted root · 64 usage.
+ * 78 configuration, an unmounted root, or a `server.listen` the daemon cannot listen on ·
+ * 64 usage.
+ *
+ * The daemon's graph, built in this order (each layer's build needs what is above it):
+ *
+ *   Metrics · Readiness · SdNotify (watchdog pings)
+ *     └─► runLayer: instance lock ─► store ─► engine   (API requests observed by Metrics)
+ *           └─► HealthServer on server.listen (StatusSource = the `status --json` document)
+ *                 └─► runDaemon: READY=1 … STOPPING=1
+ *
+ * `--once` opens no port: it is the engine alone.
  */
-import { Console, Effect, Queue } from "effect"
+import { Console, Duration, Effect, Layer, Queue } from "effect"
 import { Command, Flag } from "effect/cli"
+import { ApiObserver } from "../api/ApiHttp.ts"
+import type { AppConfig } from "../config/loadConfig.ts"
 import { runDaemon } from "../engine/Daemon.ts"
 import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
+import { settingsFrom } from "../engine/EngineSettings.ts"
 import { runLayer } from "../engine/engineLayer.ts"
 import { describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
+import { statusDocument } from "../engine/statusDocument.ts"
+import { HealthServer } from "../server/HealthServer.ts"
+import { Metrics } from "../server/Metrics.ts"
+import { Readiness } from "../server/Readiness.ts"
+import { StatusSource } from "../server/StatusSource.ts"
+import { SdNotify } from "../service/SdNotify.ts"
+import { Store } from "../store/Store.ts"
 import { ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
 import { commandConfig } from "./commandConfig.ts"
 
@@ -32,17 +52,40 @@ export const runCommand = Command.make(
       return yield* new UsageError({ detail: "--allow-big-delete goes with --once (one supervised pass)" })
     }
     const config = yield* commandConfig
-    const program = Effect.gen(function* () {
-      if (once) return yield* runOnce(allowBigDelete)
-      return yield* runDaemon()
-    })
-    return yield* program.pipe(Effect.scoped, Effect.provide(runLayer(config)))
+    if (once) return yield* runOnce(allowBigDelete).pipe(Effect.scoped, Effect.provide(runLayer(config)))
+    return yield* runDaemon().pipe(Effect.scoped, Effect.provide(daemonLayer(config)))
   })
 ).pipe(
   Command.withDescription(
     "Keep the mirror in line with the account (daemon; SIGHUP or SIGUSR1 polls at once), or one pass with --once"
   )
 )
+
+/** The readiness check allows this much time since the last successful poll, at least. */
+export const MIN_FEED_MAX_AGE = Duration.minutes(2)
+
+/** max(2 min, 3 × poll_interval): a poll may fail twice before the daemon turns unready. */
+export const feedMaxAge = (config: AppConfig): Duration.Duration =>
+  Duration.max(MIN_FEED_MAX_AGE, Duration.millis(3 * config.sync.poll_interval))
+
+/** Everything the daemon runs on; see the diagram at the top. */
+export const daemonLayer = (config: AppConfig) => {
+  const observed = Layer.effect(
+    ApiObserver,
+    Metrics.use((metrics) => Effect.succeed({ request: metrics.apiRequest, retry: metrics.retry }))
+  )
+  const status = Layer.effect(
+    StatusSource,
+    Store.use((store) => Effect.succeed(StatusSource.of({ document: statusDocument(store, settingsFrom(config)) })))
+  )
+  const server = HealthServer.layer({ listen: config.server.listen }).pipe(Layer.provide(status))
+  return server.pipe(
+    Layer.provideMerge(runLayer(config).pipe(Layer.provide(observed))),
+    Layer.provideMerge(
+      Layer.mergeAll(Metrics.layer, Readiness.layer({ feedMaxAge: feedMaxAge(config) }), SdNotify.layer)
+    )
+  )
+}
 
 /** One pass with per-file progress lines; lists every failure and fails with ItemsFailed. */
 export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) {

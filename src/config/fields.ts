@@ -6,7 +6,9 @@
  * key added here is documented, overridable and validated in one move.
  */
 import { Record, Schema } from "effect"
-import { HumanDuration, HumanRate, HumanSize } from "./units.ts"
+import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
+import { ListenSettingFromString } from "../server/ListenAddress.ts"
+import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 
 /** How an environment variable's text becomes a value for the key. */
 export type EnvKind = "string" | "integer" | "boolean" | "list"
@@ -69,7 +71,24 @@ export const sections = {
     segments: field(Schema.optionalKey(PositiveInt), "integer"),
     segment_threshold: field(Schema.optionalKey(HumanSize), "string"),
     bandwidth_limit: field(Schema.optionalKey(HumanRate), "string"),
+    // "string", not "list": a window such as "01:00-07:00 5 MiB/s" holds spaces; ";" separates windows.
+    bandwidth_schedule: field(Schema.optionalKey(BandwidthSchedule), "string"),
     min_free_space: field(Schema.optionalKey(HumanSize), "string")
+  },
+  log: {
+    level: field(Schema.optionalKey(LogLevelSetting), "string"),
+    format: field(Schema.optionalKey(LogFormatSetting), "string")
+  },
+  server: {
+    listen: field(Schema.optionalKey(ListenSettingFromString), "string")
+  },
+  app_state: {
+    device_name: field(Schema.optionalKey(NonEmpty), "string"),
+    progress_interval: field(Schema.optionalKey(HumanDuration), "string"),
+    max_requests_per_minute: field(
+      Schema.optionalKey(PositiveInt.pipe(Schema.check(Schema.isLessThanOrEqualTo(1200)))),
+      "integer"
+    )
   }
 } as const
 
@@ -84,5 +103,8 @@ export const ConfigSchema = Schema.Struct({
   service: sectionSchema(sections.service),
   mirror: sectionSchema(sections.mirror),
   sync: Schema.optionalKey(sectionSchema(sections.sync)),
-  transfers: Schema.optionalKey(sectionSchema(sections.transfers))
+  transfers: Schema.optionalKey(sectionSchema(sections.transfers)),
+  log: Schema.optionalKey(sectionSchema(sections.log)),
+  server: Schema.optionalKey(sectionSchema(sections.server)),
+  app_state: Schema.optionalKey(sectionSchema(sections.app_state))
 })

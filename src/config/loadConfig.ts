@@ -4,11 +4,15 @@
  * with Schema. Every problem is reported at once, each naming its key and where it came
  * from (`file:line` or the variable), so a user fixes a config in one round trip.
  */
+import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { Duration, Effect, FileSystem, Option, Predicate, Redacted, Schema, SchemaIssue } from "effect"
 import { parse as parseToml, TomlError } from "smol-toml"
+import type { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
+import { DEFAULT_LISTEN_ADDRESS, type ListenSetting } from "../server/ListenAddress.ts"
 import { ConfigError, type ConfigProblem, configError } from "./ConfigError.ts"
 import { ConfigSchema, DEFAULT_SCOPES, type EnvKind, type SectionName, sectionNames, sections } from "./fields.ts"
+import type { BandwidthSchedule } from "./units.ts"
 
 export type Env = Readonly<Record<string, string | undefined>>
 
@@ -54,8 +58,27 @@ export interface AppConfig {
     readonly segment_threshold: number
     /** Bytes per second; 0 = none. */
     readonly bandwidth_limit: number
+    /** Daily windows with their own limit over bandwidth_limit (local time); empty = none. */
+    readonly bandwidth_schedule: BandwidthSchedule
     /** Bytes. */
     readonly min_free_space: number
+  }
+  readonly log: {
+    readonly level: LogLevelSetting
+    /** "auto": human text on a TTY, JSON lines otherwise. */
+    readonly format: LogFormatSetting
+  }
+  readonly server: {
+    /** The health/metrics/status endpoint's address, or "off". */
+    readonly listen: ListenSetting
+  }
+  /** Per-file progress in app state and the device record (OAuth only). */
+  readonly app_state: {
+    /** This device's name in app state and app storage; the host name when unset. */
+    readonly device_name: string
+    /** Milliseconds between progress writes of one downloading file. */
+    readonly progress_interval: number
+    readonly max_requests_per_minute: number
   }
 }
 
@@ -73,7 +96,12 @@ export const DEFAULTS = {
   segments: 4,
   segment_threshold: 64 * MiB,
   bandwidth_limit: 0,
-  min_free_space: 1024 * MiB
+  min_free_space: 1024 * MiB,
+  log_level: "info",
+  log_format: "auto",
+  listen: DEFAULT_LISTEN_ADDRESS,
+  progress_interval: 30_000,
+  max_requests_per_minute: 300
 } as const
 
 export const loadConfig = Effect.fn("loadConfig")(function* (options: {
@@ -156,7 +184,18 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       segments: raw.transfers?.segments ?? DEFAULTS.segments,
       segment_threshold: raw.transfers?.segment_threshold ?? DEFAULTS.segment_threshold,
       bandwidth_limit: raw.transfers?.bandwidth_limit ?? DEFAULTS.bandwidth_limit,
+      bandwidth_schedule: raw.transfers?.bandwidth_schedule ?? [],
       min_free_space: raw.transfers?.min_free_space ?? DEFAULTS.min_free_space
+    },
+    log: {
+      level: raw.log?.level ?? DEFAULTS.log_level,
+      format: raw.log?.format ?? DEFAULTS.log_format
+    },
+    server: { listen: raw.server?.listen ?? DEFAULTS.listen },
+    app_state: {
+      device_name: raw.app_state?.device_name?.trim() || Os.hostname(),
+      progress_interval: millisOr(raw.app_state?.progress_interval, DEFAULTS.progress_interval),
+      max_requests_per_minute: raw.app_state?.max_requests_per_minute ?? DEFAULTS.max_requests_per_minute
     }
   }
 })

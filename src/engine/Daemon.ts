@@ -13,13 +13,29 @@
  *                                   due for a retry, or a full listing is due (listing mode)
  *
  * An idle poll is one request and no disk walk.
+ *
+ * What the daemon reports as it goes (the layers come from cli/run.ts):
+ * - systemd (SdNotify): READY=1 once started (the lock is held, the store open and the
+ *   health endpoint listening, since those layers are built before this runs), a STATUS=
+ *   line after each pass and poll failure, STOPPING=1 when shutdown starts;
+ * - Readiness: store open for the daemon's life; signed in once the service accepted the
+ *   credential, not signed in after an auth refusal; the feed polled after each catch-up;
+ * - Metrics: files by state after each pass, the last successful sync, feed caught up,
+ *   bytes of finished downloads, download retries, and a sampled transfer rate and queue
+ *   depth (API requests and retries are counted by the client, see cli/run.ts).
  */
 import { watch } from "chokidar"
-import { Effect, Queue, Random } from "effect"
-import { isTransient } from "../api/ApiError.ts"
+import { Clock, Effect, Queue, Random, Schedule } from "effect"
+import { type ApiError, isAuthProblem, isTransient } from "../api/ApiError.ts"
+import { Metrics } from "../server/Metrics.ts"
+import { Readiness } from "../server/Readiness.ts"
+import { SdNotify } from "../service/SdNotify.ts"
+import { Store } from "../store/Store.ts"
 import { DLSYNC_DIR } from "../sync/tree.ts"
+import { ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
+import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { EngineSettings } from "./EngineSettings.ts"
-import { describeReport, MirrorPass } from "./MirrorPass.ts"
+import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
 
 /** Signals that make the daemon poll at once. */
 export const POLL_SIGNALS = ["SIGHUP", "SIGUSR1"] as const
@@ -30,12 +46,22 @@ export const SETTLE_MS = 2_000
 /** Failed items are retried after this many poll intervals. */
 export const RETRY_FAILED_POLLS = 5
 
+/** How often the transfer rate and queue depth gauges are sampled. */
+export const TRANSFER_SAMPLE_INTERVAL = "2 seconds"
+
 type Wake = "timer" | "signal" | "local"
 
 export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const pass = yield* MirrorPass
   const settings = yield* EngineSettings
   const wake = yield* Queue.sliding<Wake>(4)
+  const notify = yield* SdNotify
+  const readiness = yield* Readiness
+  const metrics = yield* Metrics
+  const store = yield* Store
+
+  yield* Effect.acquireRelease(readiness.setStoreOpen(true), () => readiness.setStoreOpen(false))
+  yield* observeTransfers
 
   yield* Effect.acquireRelease(
     Effect.sync(() => {
@@ -71,13 +97,40 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
       })
   )
 
+  /** A catch-up succeeded: the service accepted the credential and the feed is at its head. */
+  const caughtUp = Effect.all([readiness.setSignedIn(true), readiness.feedPolled, metrics.feedCaughtUp], {
+    discard: true
+  })
+  const refused = (error: ApiError) => (isAuthProblem(error) ? readiness.setSignedIn(false) : Effect.void)
+  /** Whether the last pass left the mirror in line (no failure, no held delete). */
+  let inLine = false
+  const passDone = Effect.fnUntraced(function* (report: ReconcileReport) {
+    const message = describeReport(report)
+    yield* Effect.logInfo(message)
+    yield* notify.status(message)
+    yield* metrics.setFilesByState(yield* filesByState(store))
+    inLine = report.failures.length === 0 && report.held === null
+    if (inLine) yield* metrics.syncSucceeded
+  })
+
+  yield* notify.ready("first pass")
+  // Added last, so it runs first when shutdown closes the scope.
+  yield* Effect.addFinalizer(() => notify.stopping)
+
   let lastFull = Date.now()
   let failedAt: number | null = null
-  const full = yield* pass.run({ allowBigDelete: false, fullListing: true, probeFeed: true }).pipe(
-    Effect.tap((report) => Effect.logInfo(describeReport(report))),
+  // pass.run in two steps, so readiness follows the catch-up, not a long first download.
+  const full = yield* pass.catchUp({ fullListing: true, probeFeed: true }).pipe(
+    Effect.tap(() => caughtUp),
+    Effect.andThen(pass.reconcile({ allowBigDelete: false })),
+    Effect.tap(passDone),
+    Effect.tapError((error) => (error._tag === "ApiError" ? refused(error) : Effect.void)),
     Effect.catchTag("ApiError", (error) =>
       isTransient(error)
-        ? Effect.logWarning(`service unreachable, retrying at the next poll: ${error.message}`).pipe(Effect.as(null))
+        ? Effect.logWarning(`service unreachable, retrying at the next poll: ${error.message}`).pipe(
+            Effect.andThen(notify.status(`service unreachable: ${error.message}`)),
+            Effect.as(null)
+          )
         : Effect.fail(error)
     )
   )
@@ -94,18 +147,73 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     const caught = yield* Effect.result(pass.catchUp({ fullListing, probeFeed: false }))
     if (caught._tag === "Failure") {
       const error = caught.failure
+      yield* refused(error)
       if (!isTransient(error)) return yield* error
       yield* Effect.logWarning(`poll failed, retrying at the next poll: ${error.message}`)
+      yield* notify.status(`poll failed: ${error.message}`)
       continue
     }
+    yield* caughtUp
     if (fullListing && caught.success.mode === "listing") lastFull = now
     const remote = caught.success
     const storeChanged = remote.upserted + remote.deleted + remote.removedUnlisted > 0 || remote.listingCompleted
     const retryDue = failedAt !== null && now - failedAt >= RETRY_FAILED_POLLS * settings.pollInterval
-    if (!storeChanged && !localChanged && !retryDue && reason !== "signal") continue
+    if (!storeChanged && !localChanged && !retryDue && reason !== "signal") {
+      // Nothing changed: a mirror in line is still in line.
+      if (inLine) yield* metrics.syncSucceeded
+      continue
+    }
     localChanged = false
     const report = yield* pass.reconcile({ allowBigDelete: false })
-    yield* Effect.logInfo(describeReport(report))
+    yield* passDone(report)
     failedAt = report.failures.length > 0 ? Date.now() : null
   }
+})
+
+// ---------------------------------------------------------------------------------------
+
+/** Files of the store by state (synced, pending, failed), for the files gauge. */
+const filesByState = Effect.fnUntraced(function* (store: Store["Service"]) {
+  const counts: Record<string, number> = { synced: 0, pending: 0, failed: 0 }
+  for (const entry of yield* store.local.all) {
+    if (entry.type === "file") counts[entry.state] = (counts[entry.state] ?? 0) + 1
+  }
+  return counts
+})
+
+/**
+ * Bytes of each finished download (what it fetched over the network) counted as they land,
+ * download retries, and the rate and queue depth sampled every TRANSFER_SAMPLE_INTERVAL, for the scope's life.
+ */
+const observeTransfers = Effect.gen(function* () {
+  const progress = yield* ProgressTracker
+  const queue = yield* TransferQueue
+  const metrics = yield* Metrics
+  const events = yield* Queue.unbounded<TransferEvent>()
+  yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      progress.subscribe((event) => {
+        if (event._tag === "Finished" || event._tag === "Retrying") Queue.offerUnsafe(events, event)
+      })
+    ),
+    (unsubscribe) => Effect.sync(unsubscribe)
+  )
+  yield* Effect.forkScoped(
+    Effect.forever(
+      Effect.flatMap(Queue.take(events), (event) =>
+        event._tag === "Finished"
+          ? metrics.addBytesTransferred(event.fetched)
+          : event._tag === "Retrying"
+            ? metrics.retry("download")
+            : Effect.void
+      )
+    )
+  )
+  const sample = Effect.gen(function* () {
+    const overall = progress.snapshot(yield* Clock.currentTimeMillis).overall
+    const stats = queue.stats()
+    yield* metrics.setTransferRate(overall.active === 0 ? 0 : overall.rate)
+    yield* metrics.setQueueDepth(stats.queued + stats.waitingForSpace)
+  })
+  yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced(TRANSFER_SAMPLE_INTERVAL)))
 })

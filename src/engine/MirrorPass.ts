@@ -13,9 +13,13 @@
  * - Removals follow only from a complete listing (the store's `listingComplete`); a held big
  *   delete removes nothing and stays recorded for `status` until a pass clears it.
  * - A pass reports every failed action, failed download and unplaceable item with its reason.
+ * - Every in-scope remote file the plan skips gets its app state (FileProgress): `locked`
+ *   for a locked file, `skipped` with the reason otherwise; a file outside the filters
+ *   (`filtered`) is not this mirror's and gets none.
  */
 import { Context, DateTime, Effect, Layer } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
+import { FileProgress } from "../appstate/FileProgress.ts"
 import { Store } from "../store/Store.ts"
 import { detectCaseInsensitive } from "../sync/caseSensitivity.ts"
 import type { DownloadQueue } from "../sync/executor.ts"
@@ -65,6 +69,17 @@ export interface PassReport extends ReconcileReport {
 /** Skips that leave an in-scope item unmirrored for a reason the user must look at. */
 export const FAILING_SKIPS: ReadonlySet<SkipCode> = new Set(["occupied", "broken_parent", "parent_blocked"])
 
+/** Skips that leave an in-scope file unmirrored, which its app state shows (all but `filtered`). */
+export const APP_STATE_SKIPS: ReadonlySet<SkipCode> = new Set([
+  "locked",
+  "too_big",
+  "broken_parent",
+  "locally_deleted",
+  "occupied",
+  "modified_locally",
+  "parent_blocked"
+])
+
 export class MirrorPass extends Context.Service<
   MirrorPass,
   {
@@ -76,7 +91,7 @@ export class MirrorPass extends Context.Service<
   static readonly layer: Layer.Layer<
     MirrorPass,
     never,
-    Store | RemoteSync | TransferDownloads | DownloadQueue | LocalOps | EngineSettings
+    Store | RemoteSync | TransferDownloads | DownloadQueue | LocalOps | EngineSettings | FileProgress
   > = Layer.effect(
     MirrorPass,
     Effect.gen(function* () {
@@ -85,7 +100,23 @@ export class MirrorPass extends Context.Service<
       const downloads = yield* TransferDownloads
       const ops = yield* LocalOps
       const settings = yield* EngineSettings
+      const progress = yield* FileProgress
       const context = yield* Effect.context<Store | LocalOps | DownloadQueue>()
+
+      const reportSkips = Effect.fnUntraced(function* (actions: ReadonlyArray<Action>) {
+        for (const action of actions) {
+          if (action._tag !== "Skip" || !APP_STATE_SKIPS.has(action.code)) continue
+          const item = yield* store.remote.get(action.remoteId)
+          if (item._tag === "None" || item.value.type !== "file") continue
+          yield* progress.report(action.remoteId, {
+            state: action.code === "locked" ? "locked" : "skipped",
+            bytes: 0,
+            size: item.value.size,
+            path: action.path ?? "",
+            error: action.reason
+          })
+        }
+      })
 
       const reconcile = Effect.fn("MirrorPass.reconcile")(function* (options: ReconcileOptions) {
         // The root first: the case probe writes under .dlsync, which an unmounted root must not get.
@@ -98,6 +129,7 @@ export class MirrorPass extends Context.Service<
           trashDays: settings.trashDays,
           allowBigDelete: options.allowBigDelete
         }).pipe(Effect.provide(context))
+        yield* reportSkips(pass.actions)
         const queued = pass.actions.filter((a) => a._tag === "Download")
         if (options.onPlan !== undefined) {
           yield* options.onPlan({

@@ -9,6 +9,10 @@
  *                              LocalOps.land (checked: the target still holds what the plan
  *                              expected, folders are real) ─► landed(lstat) │ failed(reason)
  *
+ * Each file's app state follows it (FileProgress, never waited on): queued at enqueue,
+ * downloading with its bytes (sampled every PROGRESS_SAMPLE_MS; the writer coalesces),
+ * complete once landed, failed with the reason when the transfer parks or landing fails.
+ *
  * Invariants:
  * - A file reaches its mirror path only through LocalOps.land, which never replaces anything
  *   but what the plan expected; the transfer engine writes only under `.dlsync/partial`.
@@ -16,10 +20,13 @@
  */
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
+import { FileProgress } from "../appstate/FileProgress.ts"
 import { Store } from "../store/Store.ts"
 import { DownloadQueue, type DownloadRequest } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
+import type { WrittenStat } from "../sync/model.ts"
+import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { partialPathFor } from "../transfer/TransferEngine.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
 
@@ -40,6 +47,9 @@ export const STAGING_DIR = ".dlsync/partial/landing"
 /** How many downloads wait on the transfer queue at once (the queue bounds the transfers). */
 export const DRAIN_FIBERS = 64
 
+/** How often the bytes of running downloads are sampled for app state. */
+export const PROGRESS_SAMPLE_MS = 1_000
+
 export class TransferDownloads extends Context.Service<
   TransferDownloads,
   {
@@ -48,90 +58,150 @@ export class TransferDownloads extends Context.Service<
   }
 >()("dlsync/engine/TransferDownloads") {
   /** Provides both the executor's DownloadQueue and the drain. */
-  static readonly layer: Layer.Layer<TransferDownloads | DownloadQueue, never, TransferQueue | LocalOps | Store> =
-    Layer.effectContext(
-      Effect.gen(function* () {
-        const queue = yield* TransferQueue
-        const ops = yield* LocalOps
-        const store = yield* Store
-        const batch = new Map<string, DownloadRequest>()
-        const staging = NodePath.join(ops.root, STAGING_DIR)
+  static readonly layer: Layer.Layer<
+    TransferDownloads | DownloadQueue,
+    never,
+    TransferQueue | LocalOps | Store | ProgressTracker | FileProgress
+  > = Layer.effectContext(
+    Effect.gen(function* () {
+      const queue = yield* TransferQueue
+      const ops = yield* LocalOps
+      const store = yield* Store
+      const tracker = yield* ProgressTracker
+      const progress = yield* FileProgress
+      const batch = new Map<string, DownloadRequest>()
+      const staging = NodePath.join(ops.root, STAGING_DIR)
 
-        const one = Effect.fnUntraced(function* (request: DownloadRequest) {
-          const { item, path, replace } = request.action
-          if (replace === null) {
-            // A crash after a landing, before the store recorded it, leaves the verified file
-            // in place with the remote size and the mtime the transfer engine set.
-            const there = yield* Effect.orElseSucceed(ops.lstat(path), () => undefined)
-            const entry = yield* store.local.byRemoteId(item.id)
-            if (
-              there !== undefined &&
-              entry._tag === "Some" &&
-              entry.value.path === path &&
-              entry.value.written === null &&
-              there.type === "file" &&
-              there.size === item.size &&
-              there.mtimeNs / 1_000_000n === BigInt(Date.parse(item.updatedAt))
-            ) {
-              yield* request.landed({ size: there.size, mtimeNs: there.mtimeNs, ino: there.ino })
-              return null
-            }
-          }
-          const staged = NodePath.join(staging, `${NodePath.basename(partialPathFor(item.id))}.landed`)
-          const result = yield* queue.submit({
-            fileId: item.id,
-            size: item.size,
-            remoteMtime: new Date(item.updatedAt),
-            root: staging,
-            finalPath: staged,
-            name: path
+      const recordFailed = (request: DownloadRequest, reason: string) =>
+        Effect.andThen(
+          request.failed(reason),
+          progress.report(request.action.item.id, {
+            state: "failed",
+            bytes: 0,
+            size: request.action.item.size,
+            path: request.action.path,
+            error: reason
           })
-          if (result._tag === "Parked") {
-            yield* request.failed(result.reason)
-            return { path, remoteId: item.id, reason: result.reason }
-          }
-          const landed = yield* Effect.result(ops.land(staged, path, replace))
-          if (landed._tag === "Failure") {
-            yield* Effect.sync(() => Fs.rmSync(staged, { force: true }))
-            yield* request.failed(landed.failure.message)
-            return { path, remoteId: item.id, reason: landed.failure.message }
-          }
-          const stat = landed.success
-          yield* request.landed({ size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino })
-          return null
-        })
-
-        const drain = Effect.gen(function* () {
-          const requests = [...batch.values()]
-          batch.clear()
-          if (requests.length === 0) return { landed: 0, bytes: 0, failed: [] }
-          const ready = yield* Effect.result(ops.mkdirp(STAGING_DIR))
-          if (ready._tag === "Failure") {
-            const reason = `cannot prepare ${STAGING_DIR}: ${ready.failure.message}`
-            yield* Effect.forEach(requests, (r) => r.failed(reason), { discard: true })
-            const report: DrainReport = {
-              landed: 0,
-              bytes: 0,
-              failed: requests.map((r) => ({ path: r.action.path, remoteId: r.action.item.id, reason }))
-            }
-            return report
-          }
-          const outcomes = yield* Effect.forEach(requests, one, { concurrency: DRAIN_FIBERS })
-          const failed = outcomes.filter((o) => o !== null)
-          const landed = requests.length - failed.length
-          const bytes = requests.reduce((n, r, i) => (outcomes[i] === null ? n + r.action.item.size : n), 0)
-          const report: DrainReport = { landed, bytes, failed }
-          return report
-        })
-
-        return Context.make(TransferDownloads, TransferDownloads.of({ drain })).pipe(
-          Context.add(
-            DownloadQueue,
-            DownloadQueue.of({
-              enqueue: (request) => Effect.sync(() => void batch.set(request.action.item.id, request))
-            })
-          )
         )
+      const recordLanded = (request: DownloadRequest, stat: WrittenStat) =>
+        Effect.andThen(
+          request.landed(stat),
+          progress.report(request.action.item.id, {
+            state: "complete",
+            bytes: stat.size,
+            size: request.action.item.size,
+            path: request.action.path
+          })
+        )
+
+      /** Reports the bytes of this batch's running downloads, until interrupted. */
+      const sample = (requests: ReadonlyMap<string, DownloadRequest>) =>
+        Effect.forever(
+          Effect.gen(function* () {
+            yield* Effect.sleep(Duration.millis(PROGRESS_SAMPLE_MS))
+            for (const file of tracker.snapshot(Date.now()).files) {
+              const request = requests.get(file.fileId)
+              if (request === undefined) continue
+              yield* progress.report(file.fileId, {
+                state: "downloading",
+                bytes: file.done,
+                size: file.size,
+                path: request.action.path
+              })
+            }
+          })
+        )
+
+      const one = Effect.fnUntraced(function* (request: DownloadRequest) {
+        const { item, path, replace } = request.action
+        if (replace === null) {
+          // A crash after a landing, before the store recorded it, leaves the verified file
+          // in place with the remote size and the mtime the transfer engine set.
+          const there = yield* Effect.orElseSucceed(ops.lstat(path), () => undefined)
+          const entry = yield* store.local.byRemoteId(item.id)
+          if (
+            there !== undefined &&
+            entry._tag === "Some" &&
+            entry.value.path === path &&
+            entry.value.written === null &&
+            there.type === "file" &&
+            there.size === item.size &&
+            there.mtimeNs / 1_000_000n === BigInt(Date.parse(item.updatedAt))
+          ) {
+            yield* recordLanded(request, { size: there.size, mtimeNs: there.mtimeNs, ino: there.ino })
+            return null
+          }
+        }
+        const staged = NodePath.join(staging, `${NodePath.basename(partialPathFor(item.id))}.landed`)
+        const result = yield* queue.submit({
+          fileId: item.id,
+          size: item.size,
+          remoteMtime: new Date(item.updatedAt),
+          root: staging,
+          finalPath: staged,
+          name: path
+        })
+        if (result._tag === "Parked") {
+          yield* recordFailed(request, result.reason)
+          return { path, remoteId: item.id, reason: result.reason }
+        }
+        const landed = yield* Effect.result(ops.land(staged, path, replace))
+        if (landed._tag === "Failure") {
+          yield* Effect.sync(() => Fs.rmSync(staged, { force: true }))
+          yield* recordFailed(request, landed.failure.message)
+          return { path, remoteId: item.id, reason: landed.failure.message }
+        }
+        const stat = landed.success
+        yield* recordLanded(request, { size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino })
+        return null
       })
-    )
+
+      const drain = Effect.gen(function* () {
+        const requests = [...batch.values()]
+        batch.clear()
+        if (requests.length === 0) return { landed: 0, bytes: 0, failed: [] }
+        const ready = yield* Effect.result(ops.mkdirp(STAGING_DIR))
+        if (ready._tag === "Failure") {
+          const reason = `cannot prepare ${STAGING_DIR}: ${ready.failure.message}`
+          yield* Effect.forEach(requests, (r) => recordFailed(r, reason), { discard: true })
+          const report: DrainReport = {
+            landed: 0,
+            bytes: 0,
+            failed: requests.map((r) => ({ path: r.action.path, remoteId: r.action.item.id, reason }))
+          }
+          return report
+        }
+        const byId = new Map(requests.map((r) => [r.action.item.id, r]))
+        const outcomes = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* Effect.forkScoped(sample(byId))
+            return yield* Effect.forEach(requests, one, { concurrency: DRAIN_FIBERS })
+          })
+        )
+        const failed = outcomes.filter((o) => o !== null)
+        const landed = requests.length - failed.length
+        const bytes = requests.reduce((n, r, i) => (outcomes[i] === null ? n + r.action.item.size : n), 0)
+        const report: DrainReport = { landed, bytes, failed }
+        return report
+      })
+
+      return Context.make(TransferDownloads, TransferDownloads.of({ drain })).pipe(
+        Context.add(
+          DownloadQueue,
+          DownloadQueue.of({
+            enqueue: (request) =>
+              Effect.andThen(
+                Effect.sync(() => void batch.set(request.action.item.id, request)),
+                progress.report(request.action.item.id, {
+                  state: "queued",
+                  bytes: 0,
+                  size: request.action.item.size,
+                  path: request.action.path
+                })
+              )
+          })
+        )
+      )
+    })
+  )
 }

@@ -5,6 +5,8 @@
  *   Database(state_dir) ─► Store ───────────────────────┤               ├─► MirrorPass
  *                      └─► TransferJournal ─► TransferEngine ─► TransferQueue ─┘
  *                              TransferLinks (POST download-link via ApiClient) ┘
+ *   AuthStatus + ApiClient + Database ─► app state (appstate/mirrorAppState.ts: writer,
+ *                       outbox, device record) ─► FileProgress ─► TransferDownloads, MirrorPass
  *
  * `runLayer` adds the instance lock (one dlsync per state dir), taken before the database
  * is opened; `storeLayer` is the store alone, for `status` and `restore`.
@@ -14,6 +16,7 @@ import { Effect, Layer } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import { ApiEndpoints } from "../api/ApiEndpoints.ts"
 import type { ApiError } from "../api/ApiError.ts"
+import { mirrorAppStateLayer } from "../appstate/mirrorAppState.ts"
 import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
 import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
@@ -50,8 +53,9 @@ export const runLayer = (
   MirrorPass | Store | Database | ProgressTracker | TransferQueue | TransferFs | LocalOps | EngineSettings,
   EngineBuildError | InstanceLocked
 > => {
+  // Credentials and AuthStatus are kept in the output: app state reads AuthStatus.
   const api = ApiClient.layerLive({ baseUrl: config.service.base_url, authUrl: config.service.auth_url }).pipe(
-    Layer.provide(
+    Layer.provideMerge(
       credentialsFromConfig(config).pipe(
         Layer.provide(OAuthEndpoints.layer),
         Layer.provide(ApiEndpoints.layer({ baseUrl: config.service.base_url, authUrl: config.service.auth_url })),
@@ -64,6 +68,7 @@ export const runLayer = (
     segments: config.transfers.segments,
     segment_threshold: config.transfers.segment_threshold,
     bandwidth_limit: config.transfers.bandwidth_limit,
+    bandwidth_schedule: config.transfers.bandwidth_schedule,
     min_free_space: config.transfers.min_free_space
   })
   const links = Layer.effect(
@@ -105,6 +110,7 @@ export const runLayer = (
   const engine = MirrorPass.layer.pipe(
     Layer.provide(RemoteSync.layer),
     Layer.provide(TransferDownloads.layer),
+    Layer.provide(mirrorAppStateLayer(config)),
     Layer.provideMerge(transfers),
     Layer.provideMerge(LocalOps.layer(config.mirror.root)),
     Layer.provideMerge(EngineSettings.layer(config)),

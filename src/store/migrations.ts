@@ -156,7 +156,25 @@ CREATE TABLE transfer_segments (
 ) STRICT;
 `
 
-export const MIGRATIONS: ReadonlyArray<Migration> = [{ version: 1, name: "initial schema", sql: V1_INITIAL }]
+/** Exported for the outbox's own tests (src/appstate/outboxSqlite.ts re-exports it). */
+export const V2_APP_STATE_OUTBOX = `
+-- app_state_outbox: this device's app-state entries not yet written to the service.
+-- Invariants: at most one row per remote file (a newer entry replaces the row and takes a
+-- higher seq); seq grows across all rows; a row is deleted only when the entry with that
+-- seq was written or dropped, so an entry replaced during a write stays queued; entry is
+-- a JSON object (see src/appstate/ProgressEntry.ts).
+CREATE TABLE app_state_outbox (
+  file_id      TEXT PRIMARY KEY NOT NULL CHECK (file_id <> ''),
+  seq          INTEGER NOT NULL UNIQUE CHECK (seq > 0),
+  entry        TEXT NOT NULL CHECK (json_valid(entry)),
+  enqueued_at  INTEGER NOT NULL
+) STRICT;
+`
+
+export const MIGRATIONS: ReadonlyArray<Migration> = [
+  { version: 1, name: "initial schema", sql: V1_INITIAL },
+  { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX }
+]
 
 /** The schema version this binary writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length

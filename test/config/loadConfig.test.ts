@@ -169,3 +169,25 @@ describe("findLine", () => {
     assert.isUndefined(findLine(text, "mirror.state_dir"))
   })
 })
+
+describe("transfers.bandwidth_schedule", () => {
+  it.effect("reads windows from the file and from the environment, and refuses overlaps naming both", () =>
+    Effect.gen(function* () {
+      const file = write(
+        tmp(),
+        `${VALID}\n[transfers]\nbandwidth_schedule = ["01:00-07:00 unlimited", "18:00-23:00 5 MiB/s"]\n`
+      )
+      const config = yield* load(file)
+      assert.deepStrictEqual(config.transfers.bandwidth_schedule, [
+        { start: 60, end: 420, limit: 0 },
+        { start: 1080, end: 1380, limit: 5 * 1024 * 1024 }
+      ])
+      const fromEnv = yield* load(file, { DLSYNC_TRANSFERS_BANDWIDTH_SCHEDULE: "22:00-06:00 1 MiB/s" })
+      assert.deepStrictEqual(fromEnv.transfers.bandwidth_schedule, [{ start: 1320, end: 360, limit: 1024 * 1024 }])
+      const error = yield* Effect.flip(
+        load(file, { DLSYNC_TRANSFERS_BANDWIDTH_SCHEDULE: "01:00-07:00 unlimited; 06:00-08:00 1 MiB/s" })
+      )
+      assert.match(problems(error)[0]!, /^DLSYNC_TRANSFERS_BANDWIDTH_SCHEDULE: transfers.bandwidth_schedule: .*overlap/)
+    })
+  )
+})

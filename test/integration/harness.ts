@@ -104,6 +104,8 @@ export const cliEnv = (
     DLSYNC_MIRROR_ROOT: root,
     DLSYNC_MIRROR_STATE_DIR: stateDir,
     DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
+    // Daemons of parallel test files must not race for the default 127.0.0.1:8686.
+    DLSYNC_SERVER_LISTEN: "off",
     ...overrides
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * App state for `dlsync run`, composed from the configuration: the writer over the outbox
+ * in the state database, the device record with the store's totals (appStateLayer), and
+ * FileProgress for the engine. With a personal API key the writer is the disabled one.
+ *
+ * When the run ends, what was reported is written before the service's connection goes:
+ * - the run finished (`run --once`, or the daemon stopped by an error): up to
+ *   ONCE_DRAIN_MS, so a cron run leaves with its `complete` entries written;
+ * - the run was interrupted (SIGTERM/SIGINT): up to SHUTDOWN_DRAIN_MS, inside the
+ *   daemon's 10 s stop budget.
+ * Whatever is left stays in the outbox and is written by the next run.
+ */
+import { Duration, Effect, Exit, Layer } from "effect"
+import type { ApiClient } from "../api/ApiClient.ts"
+import type { AuthStatus } from "../auth/OAuthCredentials.ts"
+import type { AppConfig } from "../config/loadConfig.ts"
+import { Database } from "../store/Database.ts"
+import { localTotals } from "../store/localTotals.ts"
+import { VERSION } from "../version.ts"
+import { AppStateOutbox } from "./AppStateOutbox.ts"
+import { AppStateWriter } from "./AppStateWriter.ts"
+import { appStateLayer } from "./appStateLayer.ts"
+import { FileProgress } from "./FileProgress.ts"
+import { SqliteOutbox } from "./outboxSqlite.ts"
+
+export const ONCE_DRAIN_MS = 30_000
+export const SHUTDOWN_DRAIN_MS = 4_000
+
+export const mirrorAppStateLayer = (
+  config: AppConfig
+): Layer.Layer<FileProgress | AppStateWriter, never, ApiClient | AuthStatus | Database> => {
+  const writer = Layer.unwrap(
+    Effect.gen(function* () {
+      const { db } = yield* Database
+      return appStateLayer({
+        stateDir: config.mirror.state_dir,
+        deviceName: config.app_state.device_name,
+        progressIntervalMs: config.app_state.progress_interval,
+        maxRequestsPerMinute: config.app_state.max_requests_per_minute,
+        version: VERSION,
+        totals: localTotals(db)
+      })
+    })
+  ).pipe(Layer.provideMerge(SqliteOutbox.layerDatabase))
+  return Layer.merge(FileProgress.layer, drainOnExit).pipe(Layer.provideMerge(writer))
+}
+
+// ---------------------------------------------------------------------------------------
+
+/** Built after the writer, so its finalizer runs while the writer and the client still live. */
+const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox> = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const writer = yield* AppStateWriter
+    const outbox = yield* AppStateOutbox
+    yield* Effect.addFinalizer((exit) => {
+      const boundMs = Exit.hasInterrupts(exit) ? SHUTDOWN_DRAIN_MS : ONCE_DRAIN_MS
+      return Effect.interruptible(writer.drainWithin(boundMs)).pipe(
+        Effect.timeoutOption(Duration.millis(boundMs)),
+        Effect.flatMap((done) =>
+          done._tag === "Some" && done.value
+            ? Effect.void
+            : Effect.flatMap(outbox.size, (left) =>
+                left === 0
+                  ? Effect.void
+                  : Effect.logInfo("app state: entries not yet written stay queued for the next run").pipe(
+                      Effect.annotateLogs({ queued: left })
+                    )
+              )
+        )
+      )
+    })
+  })
+)
