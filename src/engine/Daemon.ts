@@ -24,9 +24,11 @@
  *   bytes of finished downloads, download retries, and a sampled transfer rate and queue
  *   depth (API requests and retries are counted by the client, see cli/run.ts).
  */
+
 import { watch } from "chokidar"
 import { Clock, Effect, Queue, Random, Schedule } from "effect"
 import { type ApiError, isAuthProblem, isTransient } from "../api/ApiError.ts"
+import { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
@@ -183,12 +185,14 @@ const filesByState = Effect.fnUntraced(function* (store: Store["Service"]) {
 
 /**
  * Bytes of each finished download (what it fetched over the network) counted as they land,
- * download retries, and the rate and queue depth sampled every TRANSFER_SAMPLE_INTERVAL, for the scope's life.
+ * download retries, and the rate, queue depth and app-state write counts sampled every
+ * TRANSFER_SAMPLE_INTERVAL, for the scope's life.
  */
 const observeTransfers = Effect.gen(function* () {
   const progress = yield* ProgressTracker
   const queue = yield* TransferQueue
   const metrics = yield* Metrics
+  const appState = yield* AppStateWriter
   const events = yield* Queue.unbounded<TransferEvent>()
   yield* Effect.acquireRelease(
     Effect.sync(() =>
@@ -209,11 +213,18 @@ const observeTransfers = Effect.gen(function* () {
       )
     )
   )
+  // The app-state writer keeps running totals; the metric counts what was added since.
+  let appStateSeen = { written: 0, preconditionFailures: 0, dropped: 0 }
   const sample = Effect.gen(function* () {
     const overall = progress.snapshot(yield* Clock.currentTimeMillis).overall
     const stats = queue.stats()
     yield* metrics.setTransferRate(overall.active === 0 ? 0 : overall.rate)
     yield* metrics.setQueueDepth(stats.queued + stats.waitingForSpace)
+    const writes = yield* appState.stats
+    yield* metrics.appStateWrite("written", writes.written - appStateSeen.written)
+    yield* metrics.appStateWrite("precondition_failed", writes.preconditionFailures - appStateSeen.preconditionFailures)
+    yield* metrics.appStateWrite("failed", writes.dropped - appStateSeen.dropped)
+    appStateSeen = writes
   })
   yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced(TRANSFER_SAMPLE_INTERVAL)))
 })

@@ -16,6 +16,7 @@ import { Effect, Layer } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import { ApiEndpoints } from "../api/ApiEndpoints.ts"
 import type { ApiError } from "../api/ApiError.ts"
+import type { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { mirrorAppStateLayer } from "../appstate/mirrorAppState.ts"
 import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
@@ -50,7 +51,15 @@ export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, Sto
 export const runLayer = (
   config: AppConfig
 ): Layer.Layer<
-  MirrorPass | Store | Database | ProgressTracker | TransferQueue | TransferFs | LocalOps | EngineSettings,
+  | MirrorPass
+  | Store
+  | Database
+  | ProgressTracker
+  | TransferQueue
+  | TransferFs
+  | LocalOps
+  | EngineSettings
+  | AppStateWriter,
   EngineBuildError | InstanceLocked
 > => {
   // Credentials and AuthStatus are kept in the output: app state reads AuthStatus.
@@ -110,7 +119,7 @@ export const runLayer = (
   const engine = MirrorPass.layer.pipe(
     Layer.provide(RemoteSync.layer),
     Layer.provide(TransferDownloads.layer),
-    Layer.provide(mirrorAppStateLayer(config)),
+    Layer.provideMerge(mirrorAppStateLayer(config)),
     Layer.provideMerge(transfers),
     Layer.provideMerge(LocalOps.layer(config.mirror.root)),
     Layer.provideMerge(EngineSettings.layer(config)),

@@ -40,7 +40,8 @@ export interface MetricsShape {
   readonly feedCaughtUp: Effect.Effect<void>
   /** A sync pass completed successfully just now. */
   readonly syncSucceeded: Effect.Effect<void>
-  readonly appStateWrite: (outcome: AppStateWriteOutcome) => Effect.Effect<void>
+  /** Counts `count` (default 1) app-state writes with this outcome. */
+  readonly appStateWrite: (outcome: AppStateWriteOutcome, count?: number) => Effect.Effect<void>
   /** The exposition text, with feed lag measured at the moment of the call. */
   readonly render: Effect.Effect<string>
 }
@@ -119,8 +120,10 @@ const makeMetrics = Effect.gen(function* () {
       caughtUpAtMs = clock.currentTimeMillisUnsafe()
     }),
     syncSucceeded: Effect.sync(() => lastSync.updateUnsafe(nowSeconds(), context)),
-    appStateWrite: (outcome) =>
-      Effect.sync(() => Metric.withAttributes(appState, { outcome }).updateUnsafe(1, context)),
+    appStateWrite: (outcome, count = 1) =>
+      Effect.sync(() => {
+        if (count > 0) Metric.withAttributes(appState, { outcome }).updateUnsafe(count, context)
+      }),
     render: Effect.sync(() => {
       if (caughtUpAtMs !== undefined) {
         feedLag.updateUnsafe(Math.max(0, clock.currentTimeMillisUnsafe() - caughtUpAtMs) / 1000, context)

@@ -13,7 +13,9 @@ import type { RunningEmulator } from "../../src/emulator/server.ts"
 import { seedTokens } from "../auth/support/fixtures.ts"
 import {
   contentMismatches,
+  eventually,
   expectedTree,
+  freePort,
   type Sandbox,
   sandbox,
   seedSmallLibrary,
@@ -266,6 +268,31 @@ describe("app state", { timeout: 120_000 }, () => {
       assert.deepInclude(deviceEntry(await readState(b.emu, file.id), deviceId), { state: "complete", path: file.path })
     }
     assert.deepStrictEqual(outboxStates(b.stateDir), [])
+  })
+
+  it("the daemon counts its app-state writes in /metrics", async () => {
+    box = await sandbox()
+    const b = box
+    seedSmallLibrary(b.emu)
+    await signIn(b)
+    const files = remoteFiles(b.emu)
+    const port = await freePort()
+    const daemon = b.spawn(["run"], {
+      env: { DLSYNC_SYNC_POLL_INTERVAL: "1h", DLSYNC_SERVER_LISTEN: `127.0.0.1:${port}` },
+      deadlineMs: 90_000
+    })
+    const written = async () => {
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+        (r) => r.text(),
+        () => ""
+      )
+      const line = /^dlsync_app_state_writes_total\{outcome="written"\} (\d+)/m.exec(text)
+      return line === null ? 0 : Number(line[1])
+    }
+    await eventually(async () => (await written()) >= files.length, "app-state writes counted", 45_000)
+    assert.isAtLeast(await written(), files.length)
+    daemon.child.kill("SIGTERM")
+    assert.strictEqual((await daemon.exit).code, 0)
   })
 
   it("with a personal API key: the mirror works, app state is off with one notice, no state request", async () => {

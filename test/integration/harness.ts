@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { contentKey, fillContent } from "../../src/emulator/content.ts"
@@ -233,4 +234,30 @@ export const seedMany = (emu: RunningEmulator, folderName: string, count: number
     emu.control.addFile({ name: `file-${String(i).padStart(4, "0")}.txt`, parentId: folder.id, sizeBytes: size })
   }
   return folder.id
+}
+
+/** A loopback port that was free a moment ago, for a daemon's health server. */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = Net.createServer()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = address !== null && typeof address === "object" ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Polls an async condition until it holds (bounded). */
+export const eventually = async (
+  condition: () => Promise<boolean>,
+  what: string,
+  deadlineMs = 30_000,
+  context: () => string = () => ""
+) => {
+  const end = Date.now() + deadlineMs
+  while (!(await condition())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${context()}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
 }

@@ -12,7 +12,16 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { hasTool, skipWithout } from "../service/systemdTools.ts"
-import { expectedTree, type Sandbox, sandbox, seedSmallLibrary, snapshot, waitUntil } from "./harness.ts"
+import {
+  eventually,
+  expectedTree,
+  freePort,
+  type Sandbox,
+  sandbox,
+  seedSmallLibrary,
+  snapshot,
+  waitUntil
+} from "./harness.ts"
 
 let box: Sandbox | undefined
 const cleanups: Array<() => void> = []
@@ -178,37 +187,12 @@ function NOTIFY_TOOLS() {
   return ["systemd-notify", "systemd-socket-activate"]
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = Net.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = address !== null && typeof address === "object" ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-
 const get = async (url: string) => {
   try {
     const response = await fetch(url)
     return { status: response.status, headers: response.headers, body: await response.text() }
   } catch {
     return { status: 0, headers: new Headers(), body: "" }
-  }
-}
-
-/** Polls an async condition until it holds (bounded). */
-const eventually = async (
-  condition: () => Promise<boolean>,
-  what: string,
-  deadlineMs = 30_000,
-  context: () => string = () => ""
-) => {
-  const end = Date.now() + deadlineMs
-  while (!(await condition())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${context()}`)
-    await new Promise((r) => setTimeout(r, 50))
   }
 }
 

@@ -44,6 +44,8 @@ describe("Metrics", () => {
       yield* metrics.appStateWrite("written")
       yield* metrics.appStateWrite("precondition_failed")
       yield* metrics.appStateWrite("precondition_failed")
+      yield* metrics.appStateWrite("written", 4)
+      yield* metrics.appStateWrite("failed", 0)
       yield* TestClock.setTime(1_700_000_000_000)
       yield* metrics.syncSucceeded
       yield* metrics.feedCaughtUp
@@ -78,7 +80,7 @@ describe("Metrics", () => {
       assert.strictEqual(requests("GET /files/changes", "503"), 1)
       assert.strictEqual(requests("PUT /files/{file}/state", "network"), 1)
       assert.strictEqual(sampleValue(families, "dlsync_retries_total", { operation: "download" }), 1)
-      assert.strictEqual(sampleValue(families, "dlsync_app_state_writes_total", { outcome: "written" }), 1)
+      assert.strictEqual(sampleValue(families, "dlsync_app_state_writes_total", { outcome: "written" }), 5)
       assert.strictEqual(sampleValue(families, "dlsync_app_state_writes_total", { outcome: "precondition_failed" }), 2)
       assert.strictEqual(sampleValue(families, "dlsync_last_sync_success_timestamp_seconds"), 1_700_000_000)
       assert.strictEqual(sampleValue(families, "dlsync_feed_lag_seconds"), 90)
