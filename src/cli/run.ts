@@ -80,7 +80,7 @@ export const daemonLayer = (config: AppConfig) => {
   )
   const server = HealthServer.layer({ listen: config.server.listen }).pipe(Layer.provide(status))
   return server.pipe(
-    Layer.provideMerge(runLayer(config).pipe(Layer.provide(observed))),
+    Layer.provideMerge(runLayer(config, { waitForLogin: true }).pipe(Layer.provide(observed))),
     Layer.provideMerge(
       Layer.mergeAll(Metrics.layer, Readiness.layer({ feedMaxAge: feedMaxAge(config) }), SdNotify.layer)
     )

@@ -29,6 +29,7 @@ import { watch } from "chokidar"
 import { Clock, Effect, Queue, Random, Schedule } from "effect"
 import { type ApiError, isAuthProblem, isTransient } from "../api/ApiError.ts"
 import { AppStateWriter } from "../appstate/AppStateWriter.ts"
+import { isLoginRequired } from "../auth/AuthError.ts"
 import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
@@ -38,6 +39,7 @@ import { ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker
 import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
+import { LOGIN_REQUIRED_EVENT, SIGNED_IN_EVENT } from "./statusDocument.ts"
 
 /** Signals that make the daemon poll at once. */
 export const POLL_SIGNALS = ["SIGHUP", "SIGUSR1"] as const
@@ -102,8 +104,40 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   /** A catch-up succeeded: the service accepted the credential and the feed is at its head. */
   const caughtUp = Effect.all([readiness.setSignedIn(true), readiness.feedPolled, metrics.feedCaughtUp], {
     discard: true
-  })
+  }).pipe(Effect.andThen(() => signedInAgain))
   const refused = (error: ApiError) => (isAuthProblem(error) ? readiness.setSignedIn(false) : Effect.void)
+  /**
+   * The sign-in was refused (revoked, or a rotated refresh token lost): the mirror is left
+   * as it is and every poll tries again, so a later `dlsync login` takes effect without a
+   * restart. Recorded once per episode, for `status`.
+   */
+  let loginRequired = false
+  const waitForLogin = Effect.fnUntraced(function* (error: ApiError) {
+    if (!loginRequired) {
+      loginRequired = true
+      yield* store.events.append({
+        level: "error",
+        kind: LOGIN_REQUIRED_EVENT,
+        message: "login required: run `dlsync login`; the mirror is kept as it is until then",
+        path: null,
+        remoteId: null
+      })
+    }
+    yield* Effect.logError(`${error.message}; retrying at every poll`)
+    yield* notify.status("login required: run `dlsync login`")
+  })
+  const signedInAgain = Effect.gen(function* () {
+    if (!loginRequired) return
+    loginRequired = false
+    yield* store.events.append({
+      level: "info",
+      kind: SIGNED_IN_EVENT,
+      message: "signed in again",
+      path: null,
+      remoteId: null
+    })
+    yield* Effect.logInfo("signed in again")
+  })
   /** Whether the last pass left the mirror in line (no failure, no held delete). */
   let inLine = false
   const passDone = Effect.fnUntraced(function* (report: ReconcileReport) {
@@ -133,7 +167,9 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
             Effect.andThen(notify.status(`service unreachable: ${error.message}`)),
             Effect.as(null)
           )
-        : Effect.fail(error)
+        : isLoginRequired(error)
+          ? waitForLogin(error).pipe(Effect.as(null))
+          : Effect.fail(error)
     )
   )
   if (full === null || full.failures.length > 0) failedAt = Date.now()
@@ -150,6 +186,10 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     if (caught._tag === "Failure") {
       const error = caught.failure
       yield* refused(error)
+      if (isLoginRequired(error)) {
+        yield* waitForLogin(error)
+        continue
+      }
       if (!isTransient(error)) return yield* error
       yield* Effect.logWarning(`poll failed, retrying at the next poll: ${error.message}`)
       yield* notify.status(`poll failed: ${error.message}`)

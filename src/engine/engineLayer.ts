@@ -49,7 +49,9 @@ export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, Sto
 
 /** Everything `run` needs, after the instance lock. */
 export const runLayer = (
-  config: AppConfig
+  config: AppConfig,
+  /** The daemon starts without a usable sign-in and waits for `dlsync login`; a single pass fails at once (77). */
+  login: { readonly waitForLogin?: boolean } = {}
 ): Layer.Layer<
   | MirrorPass
   | Store
@@ -65,7 +67,7 @@ export const runLayer = (
   // Credentials and AuthStatus are kept in the output: app state reads AuthStatus.
   const api = ApiClient.layerLive({ baseUrl: config.service.base_url, authUrl: config.service.auth_url }).pipe(
     Layer.provideMerge(
-      credentialsFromConfig(config).pipe(
+      credentialsFromConfig(config, login).pipe(
         Layer.provide(OAuthEndpoints.layer),
         Layer.provide(ApiEndpoints.layer({ baseUrl: config.service.base_url, authUrl: config.service.auth_url })),
         Layer.provide(NodeHttpClient.layerUndici)

@@ -29,7 +29,13 @@ export interface StatusDocument {
   readonly heldDelete: { readonly count: number; readonly since: string; readonly paths: ReadonlyArray<string> } | null
   readonly locallyDeleted: ReadonlyArray<string>
   readonly recentProblems: ReadonlyArray<{ readonly at: string; readonly kind: string; readonly message: string }>
+  /** "login required" from the moment the daemon's sign-in was refused until it works again. */
+  readonly signIn: { readonly state: "ok" | "login required"; readonly since: string | null }
 }
+
+/** Event kinds the daemon records when its sign-in is refused, and when it works again. */
+export const LOGIN_REQUIRED_EVENT = "login_required"
+export const SIGNED_IN_EVENT = "signed_in"
 
 export const statusDocument = Effect.fnUntraced(function* (store: Store["Service"], settings: EngineSettingsShape) {
   const feed = yield* store.feed.state
@@ -88,7 +94,8 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
     recentProblems: events
       .filter((e) => e.level !== "info")
       .slice(-20)
-      .map((e) => ({ at: e.at, kind: e.kind, message: e.path === null ? e.message : `${e.path}: ${e.message}` }))
+      .map((e) => ({ at: e.at, kind: e.kind, message: e.path === null ? e.message : `${e.path}: ${e.message}` })),
+    signIn: signInState(events)
   }
   return document
 })
@@ -98,6 +105,9 @@ export const renderStatus = (doc: StatusDocument): string => {
   const lines: Array<string> = []
   lines.push(`root:            ${doc.root}`)
   lines.push(`mode:            ${doc.mode.name} (${doc.mode.reason})`)
+  if (doc.signIn.state === "login required") {
+    lines.push(`sign-in:         LOGIN REQUIRED since ${doc.signIn.since} — run \`dlsync login\``)
+  }
   lines.push(
     `listing:         ${doc.listing.complete ? "complete" : "incomplete"}${doc.listing.rebuild === null ? "" : ` (full listing under way: ${doc.listing.rebuild.reason})`}`
   )
@@ -132,4 +142,14 @@ export const renderStatus = (doc: StatusDocument): string => {
     doc.recentProblems.map((p) => `${p.at} ${p.kind}: ${p.message}`)
   )
   return lines.join("\n")
+}
+
+/** The sign-in state the newest sign-in event tells; "ok" when there is none. */
+const signInState = (
+  events: ReadonlyArray<{ readonly kind: string; readonly at: string }>
+): StatusDocument["signIn"] => {
+  const last = events.findLast((e) => e.kind === LOGIN_REQUIRED_EVENT || e.kind === SIGNED_IN_EVENT)
+  return last?.kind === LOGIN_REQUIRED_EVENT
+    ? { state: "login required", since: last.at }
+    : { state: "ok", since: null }
 }
