@@ -14,6 +14,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Duration, Effect } from "effect"
+import { type LockHolder, otherHolderRunning, processStartTime } from "../store/lockHolder.ts"
 import { TokenStoreError } from "./AuthError.ts"
 import { describeError, errnoCode } from "./atomicFile.ts"
 
@@ -72,7 +73,7 @@ type Attempt =
 
 const tryAcquire = (lockFile: string): Attempt => {
   Fs.mkdirSync(Path.dirname(lockFile), { recursive: true, mode: 0o700 })
-  const nonce = `${process.pid}\n${startTime(process.pid) ?? ""}\n${Math.random().toString(36).slice(2)}\n`
+  const nonce = `${process.pid}\n${processStartTime(process.pid) ?? ""}\n${Math.random().toString(36).slice(2)}\n`
   try {
     const fd = Fs.openSync(lockFile, Fs.constants.O_CREAT | Fs.constants.O_EXCL | Fs.constants.O_WRONLY, 0o600)
     try {
@@ -121,12 +122,7 @@ const removeIfStill = (lockFile: string, content: string): void => {
   Fs.rmSync(aside, { force: true })
 }
 
-interface Holder {
-  readonly pid: number
-  readonly startTime: string | undefined
-}
-
-const parseHolder = (content: string): Holder | undefined => {
+const parseHolder = (content: string): LockHolder | undefined => {
   const lines = content.split("\n")
   if (lines.length < 4) return undefined
   const pid = Number(lines[0])
@@ -134,26 +130,8 @@ const parseHolder = (content: string): Holder | undefined => {
   return { pid, startTime: lines[1] === "" ? undefined : lines[1] }
 }
 
-const isAlive = (holder: Holder, lockFile: string): boolean => {
-  if (holder.pid === process.pid) return heldHere.has(lockFile)
-  try {
-    process.kill(holder.pid, 0)
-  } catch (e) {
-    if (errnoCode(e) === "ESRCH") return false
-  }
-  const now = startTime(holder.pid)
-  return holder.startTime === undefined || now === undefined || now === holder.startTime
-}
-
-/** Process start time in clock ticks since boot (Linux), to tell a reused pid apart. */
-const startTime = (pid: number): string | undefined => {
-  try {
-    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
-  } catch {
-    return undefined
-  }
-}
+const isAlive = (holder: LockHolder, lockFile: string): boolean =>
+  holder.pid === process.pid ? heldHere.has(lockFile) : otherHolderRunning(holder)
 
 const readOrUndefined = (file: string): string | undefined => {
   try {

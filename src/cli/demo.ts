@@ -11,14 +11,14 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import { Console, Effect, Option, Queue, Redacted } from "effect"
+import { Console, Effect, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
 import { TokenStore } from "../auth/TokenStore.ts"
 import { loadConfig } from "../config/loadConfig.ts"
 import type { RunningEmulator } from "../emulator/server.ts"
 import { runLayer } from "../engine/engineLayer.ts"
 import { MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
-import { ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
+import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
 import { VERSION } from "../version.ts"
 
 export const demoCommand = Command.make(
@@ -106,25 +106,13 @@ export const demoCommand = Command.make(
 // ---------------------------------------------------------------------------------------
 
 /** A line per file downloaded or parked, for the length of the scope. */
-const showDownloads = Effect.gen(function* () {
-  const progress = yield* ProgressTracker
-  const events = yield* Queue.unbounded<TransferEvent>()
-  yield* Effect.acquireRelease(
-    Effect.sync(() => progress.subscribe((event) => Queue.offerUnsafe(events, event))),
-    (unsubscribe) => Effect.sync(unsubscribe)
-  )
-  yield* Effect.forkScoped(
-    Effect.forever(
-      Effect.flatMap(Queue.take(events), (event) =>
-        event._tag === "Finished"
-          ? Console.log(`    ✓ ${event.name}  (${formatMiB(event.size)} in ${event.elapsedMs} ms)`)
-          : event._tag === "Parked"
-            ? Console.log(`    ✗ ${event.name}: ${event.reason}`)
-            : Effect.void
-      )
-    )
-  )
-})
+const showDownloads = forEachTransferEvent((event) =>
+  event._tag === "Finished"
+    ? Console.log(`    ✓ ${event.name}  (${formatMiB(event.size)} in ${event.elapsedMs} ms)`)
+    : event._tag === "Parked"
+      ? Console.log(`    ✗ ${event.name}: ${event.reason}`)
+      : Effect.void
+)
 
 interface RemoteChange {
   readonly n: number

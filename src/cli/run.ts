@@ -16,7 +16,7 @@
  *
  * `--once` opens no port: it is the engine alone.
  */
-import { Console, Duration, Effect, Layer, Queue } from "effect"
+import { Console, Duration, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ApiObserver } from "../api/ApiHttp.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
@@ -32,7 +32,7 @@ import { Readiness } from "../server/Readiness.ts"
 import { StatusSource } from "../server/StatusSource.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
-import { ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
+import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
 import { commandConfig } from "./commandConfig.ts"
 
 export const runCommand = Command.make(
@@ -130,27 +130,15 @@ export const summarize = (report: PassReport): string =>
 // ---------------------------------------------------------------------------------------
 
 /** A log line per file started, finished or parked, for the length of the scope. */
-const logTransfers = Effect.gen(function* () {
-  const progress = yield* ProgressTracker
-  const events = yield* Queue.unbounded<TransferEvent>()
-  yield* Effect.acquireRelease(
-    Effect.sync(() => progress.subscribe((event) => Queue.offerUnsafe(events, event))),
-    (unsubscribe) => Effect.sync(unsubscribe)
-  )
-  yield* Effect.forkScoped(
-    Effect.forever(
-      Effect.flatMap(Queue.take(events), (event) => {
-        switch (event._tag) {
-          case "Finished":
-            return Effect.logInfo(`downloaded ${event.name} (${event.size} bytes in ${event.elapsedMs} ms)`)
-          case "Parked":
-            return Effect.logWarning(`download parked: ${event.name}: ${event.reason}`)
-          case "Retrying":
-            return Effect.logInfo(`retrying ${event.name}: ${event.reason}`)
-          default:
-            return Effect.void
-        }
-      })
-    )
-  )
+const logTransfers = forEachTransferEvent((event) => {
+  switch (event._tag) {
+    case "Finished":
+      return Effect.logInfo(`downloaded ${event.name} (${event.size} bytes in ${event.elapsedMs} ms)`)
+    case "Parked":
+      return Effect.logWarning(`download parked: ${event.name}: ${event.reason}`)
+    case "Retrying":
+      return Effect.logInfo(`retrying ${event.name}: ${event.reason}`)
+    default:
+      return Effect.void
+  }
 })

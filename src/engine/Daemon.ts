@@ -35,7 +35,7 @@ import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
 import { DLSYNC_DIR } from "../sync/tree.ts"
-import { ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
+import { forEachTransferEvent, ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
@@ -233,25 +233,12 @@ const observeTransfers = Effect.gen(function* () {
   const queue = yield* TransferQueue
   const metrics = yield* Metrics
   const appState = yield* AppStateWriter
-  const events = yield* Queue.unbounded<TransferEvent>()
-  yield* Effect.acquireRelease(
-    Effect.sync(() =>
-      progress.subscribe((event) => {
-        if (event._tag === "Finished" || event._tag === "Retrying") Queue.offerUnsafe(events, event)
-      })
-    ),
-    (unsubscribe) => Effect.sync(unsubscribe)
-  )
-  yield* Effect.forkScoped(
-    Effect.forever(
-      Effect.flatMap(Queue.take(events), (event) =>
-        event._tag === "Finished"
-          ? metrics.addBytesTransferred(event.fetched)
-          : event._tag === "Retrying"
-            ? metrics.retry("download")
-            : Effect.void
-      )
-    )
+  yield* forEachTransferEvent((event) =>
+    event._tag === "Finished"
+      ? metrics.addBytesTransferred(event.fetched)
+      : event._tag === "Retrying"
+        ? metrics.retry("download")
+        : Effect.void
   )
   // The app-state writer keeps running totals; the metric counts what was added since.
   let appStateSeen = { written: 0, preconditionFailures: 0, dropped: 0 }

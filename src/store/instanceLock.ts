@@ -11,6 +11,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Layer, Schema, type Scope } from "effect"
+import { type LockHolder, otherHolderRunning, processStartTime } from "./lockHolder.ts"
 import { StoreOpenError } from "./StoreError.ts"
 
 export const LOCK_FILE = "dlsync.lock"
@@ -45,7 +46,7 @@ const tryLock = (stateDir: string): Effect.Effect<string, InstanceLocked | Store
   Effect.suspend((): Effect.Effect<string, InstanceLocked | StoreOpenError> => {
     const file = Path.join(stateDir, LOCK_FILE)
     if (heldHere.has(file)) return Effect.fail(new InstanceLocked({ stateDir, pid: process.pid }))
-    const token = `${process.pid}\n${startTime(process.pid) ?? ""}\n`
+    const token = `${process.pid}\n${processStartTime(process.pid) ?? ""}\n`
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         Fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
@@ -89,12 +90,7 @@ const release = (stateDir: string, token: string): void => {
   }
 }
 
-interface Holder {
-  readonly pid: number
-  readonly startTime: string | undefined
-}
-
-const readHolder = (file: string): Holder | undefined => {
+const readHolder = (file: string): LockHolder | undefined => {
   try {
     const [pidText, start] = Fs.readFileSync(file, "utf8").split("\n")
     const pid = Number(pidText)
@@ -105,26 +101,8 @@ const readHolder = (file: string): Holder | undefined => {
   }
 }
 
-const isAlive = (holder: Holder): boolean => {
-  if (holder.pid === process.pid) return false // a lock left by an earlier process that had our pid
-  try {
-    process.kill(holder.pid, 0)
-  } catch (e) {
-    if (isErrno(e, "ESRCH")) return false
-  }
-  const now = startTime(holder.pid)
-  return holder.startTime === undefined || now === undefined || now === holder.startTime
-}
-
-/** The process start time in clock ticks since boot (Linux), to tell a reused pid apart. */
-const startTime = (pid: number): string | undefined => {
-  try {
-    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
-  } catch {
-    return undefined
-  }
-}
+// A lock with our own pid was left by an earlier process that had it.
+const isAlive = (holder: LockHolder): boolean => holder.pid !== process.pid && otherHolderRunning(holder)
 
 const isErrno = (e: unknown, code: string): boolean => e instanceof Error && "code" in e && e.code === code
 

@@ -7,7 +7,7 @@
  * renderer asks for a snapshot, over a sliding window of the samples it took, so
  * progress costs nothing per chunk.
  */
-import { Context, Layer } from "effect"
+import { Context, Effect, Layer, Queue, type Scope } from "effect"
 
 export type TransferEvent =
   | {
@@ -89,6 +89,23 @@ export class ProgressTracker extends Context.Service<ProgressTracker, ProgressTr
 ) {
   static readonly layer = Layer.sync(ProgressTracker, () => ProgressTracker.of(makeProgressTracker()))
 }
+
+/**
+ * Runs `handle` on every transfer event, in order and one at a time, for the length of
+ * the scope. The tracker's listener only enqueues, so the byte path never waits on it.
+ */
+export const forEachTransferEvent = <R>(
+  handle: (event: TransferEvent) => Effect.Effect<void, never, R>
+): Effect.Effect<void, never, ProgressTracker | Scope.Scope | R> =>
+  Effect.gen(function* () {
+    const progress = yield* ProgressTracker
+    const events = yield* Queue.unbounded<TransferEvent>()
+    yield* Effect.acquireRelease(
+      Effect.sync(() => progress.subscribe((event) => Queue.offerUnsafe(events, event))),
+      (unsubscribe) => Effect.sync(unsubscribe)
+    )
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), handle)))
+  })
 
 /** Rates are measured over this window. */
 export const RATE_WINDOW_MS = 5_000

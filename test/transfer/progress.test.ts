@@ -73,11 +73,19 @@ describe("progress", () => {
       const fiber = yield* Effect.forkChild(
         ProgressView.run(t, { write: (s) => out.push(s), width: () => 100, intervalMs: 5 })
       )
+      // Waits for the view's next redraws, not for a fixed time.
+      const until = (condition: () => boolean) =>
+        Effect.gen(function* () {
+          for (let i = 0; i < 1000 && !condition(); i++) yield* Effect.sleep(5)
+        })
+      const drawn = (what: string) => until(() => out.join("").includes(what))
       const p = t.start("a", "a.mkv", MiB, 0)
-      yield* Effect.sleep(20)
+      yield* drawn("a.mkv")
       t.emit({ _tag: "Finished", fileId: "a", name: "a.mkv", size: MiB, fetched: MiB, elapsedMs: 1000 })
       t.end(p, "completed")
-      yield* Effect.sleep(20)
+      yield* drawn("done a.mkv")
+      const written = out.length
+      yield* until(() => out.length > written) // one redraw after the file ended
       yield* Fiber.interrupt(fiber)
       const text = out.join("")
       assert.include(text, "a.mkv")
