@@ -56,6 +56,7 @@ import { TransferFs, type TransferFsShape } from "./TransferFs.ts"
 import { TransferJournal, type TransferRecord } from "./TransferJournal.ts"
 import { type DownloadLink, type LinkError, linkUsable, TransferLinks } from "./TransferLinks.ts"
 import type { TransferOptions } from "./TransferOptions.ts"
+import { encodeMark, markPathFor, openMarkWriter, segmentsFromMark } from "./writtenMark.ts"
 
 export interface TransferRequest {
   readonly fileId: string
@@ -286,6 +287,8 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
           break
         case "restart":
           if (++restarts > options.maxRestarts) return yield* park(`${fault.message} (restarted ${restarts - 1} times)`)
+          // The mark describes bytes of the old version: gone before anything new is written.
+          yield* Effect.ignore(io("unlink", () => deps.fs.unlink(markPathFor(partialAbs))))
           resetToZero(state, fault.noRanges)
           fp.done = 0
           yield* saveRecord(deps, request, partialRel, state)
@@ -329,12 +332,17 @@ const attempt = Effect.fnUntraced(function* (
     yield* io("mkdir", () => fs.mkdirp(partialDir))
     deps.knownDirs.add(partialDir)
   }
+  // A file of one write batch or less is never resumed (nothing of it is committed on the
+  // way): it starts from an empty partial, is written in one piece and needs no
+  // preallocation or size check — two system calls fewer per small file.
+  const small = request.size <= options.bufferSize
   const file = yield* Effect.acquireRelease(
-    io("open", () => fs.openPartial(partialAbs)).pipe(Effect.map((fd) => ({ fd, open: true }))),
+    io("open", () => fs.openPartial(partialAbs, small)).pipe(Effect.map((fd) => ({ fd, open: true }))),
     (f) => (f.open ? Effect.promise(() => fs.close(f.fd).catch(() => undefined)) : Effect.void)
   )
+  if (small) state.segments = null
   // Preallocated (sparse) for positional writes; a no-op when resuming.
-  yield* io("preallocate", () => fs.ftruncate(file.fd, request.size))
+  else yield* io("preallocate", () => fs.ftruncate(file.fd, request.size))
   const segmented = !state.noRanges && options.segments > 1 && request.size >= Math.max(1, options.segment_threshold)
   if (state.segments === null || (state.noRanges && writtenBytes(state.segments) > 0)) {
     fp.done = 0
@@ -346,11 +354,10 @@ const attempt = Effect.fnUntraced(function* (
 
   if (!allWritten(segments)) {
     const link = yield* linkFor(deps, request.fileId)
-    // A file of one write batch or less has nothing worth committing on the way.
-    const committer =
-      request.size > options.bufferSize
-        ? yield* Effect.forkScoped(commitLoop(deps, request, partialRel, state, file.fd))
-        : undefined
+    const committer = small
+      ? undefined
+      : yield* Effect.forkScoped(commitLoop(deps, request, partialRel, state, file.fd))
+    const mark = small || options.bootId === null ? undefined : yield* markWriter(deps, request, partialAbs, state)
     // Each worker takes an open segment nobody works on, else splits the largest one.
     const assigned = new Set<Segment>()
     const next = (): Segment | undefined => {
@@ -375,6 +382,7 @@ const attempt = Effect.fnUntraced(function* (
         fp.fetched += n
         state.unsynced += n
         if (state.unsynced >= options.durabilityBytes) state.wake?.()
+        mark?.update()
       },
       // At most two batches are ever not durable: the one being committed and the next.
       admit: (resume: () => void) => {
@@ -404,6 +412,7 @@ const attempt = Effect.fnUntraced(function* (
     )
     const result = yield* Effect.result(work)
     if (committer !== undefined) yield* Fiber.interrupt(committer)
+    if (mark !== undefined) yield* Effect.promise(() => mark.close())
     if (result._tag === "Failure") {
       // Keep what was written: make it durable so a later run resumes from it.
       if (result.failure.kind !== "restart") {
@@ -417,7 +426,7 @@ const attempt = Effect.fnUntraced(function* (
   if (!allWritten(segments) || writtenBytes(segments) !== request.size) {
     return yield* fault("fatal", "internal: finished with bytes missing")
   }
-  const actual = yield* io("fstat", () => fs.fsize(file.fd))
+  const actual = small ? request.size : yield* io("fstat", () => fs.fsize(file.fd))
   if (actual !== request.size) {
     return yield* fault("restart", `partial file has ${actual} bytes, expected ${request.size}`)
   }
@@ -433,6 +442,7 @@ const attempt = Effect.fnUntraced(function* (
     yield* io("rename", () => fs.rename(partialAbs, request.finalPath))
   }
   yield* io("fsync dir", () => deps.dirSyncer.sync(dir))
+  if (!small) yield* Effect.ignore(io("unlink", () => fs.unlink(markPathFor(partialAbs))))
   deps.linkCache.delete(request.fileId)
   if (state.journaled) {
     yield* deps.journal.remove(request.fileId)
@@ -489,6 +499,25 @@ const runGet = (start: () => RangeGet): Effect.Effect<RangeOutcome, TransferFaul
     )
     return Effect.promise(() => get.cancel())
   })
+
+/** The transfer's written mark, kept current after each write batch and closed with the attempt. */
+const markWriter = (deps: Deps, request: TransferRequest, partialAbs: string, state: FileState) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      openMarkWriter(deps.fs, markPathFor(partialAbs), () =>
+        // Unknown validators would let a mark outlive a version change: no mark then.
+        state.segments === null || !state.validatorsKnown || deps.options.bootId === null
+          ? undefined
+          : encodeMark(deps.options.bootId, {
+              size: request.size,
+              etag: state.etag,
+              lastModified: state.lastModified,
+              segments: state.segments
+            })
+      ).catch(() => undefined)
+    ),
+    (writer) => Effect.promise(() => writer?.close() ?? Promise.resolve())
+  )
 
 /** Batches durability: wakes on `durabilityBytes` written or `durabilityMs` elapsed, then commits. */
 const commitLoop = (
@@ -581,7 +610,13 @@ const loadState = Effect.fnUntraced(function* (
   )
   const segments = fromDurable(r.segments, request.size)
   if (r.size === request.size && r.partialPath === partialRel && onDisk === request.size && segments !== undefined) {
-    state.segments = durableBytes(r.segments) > 0 ? segments : null
+    // Bytes a killed process wrote after its last commit are still in this boot's page cache.
+    const marked = yield* Effect.orElseSucceed(
+      io("read mark", () => deps.fs.readHead(markPathFor(partialAbs), MARK_MAX_BYTES)),
+      () => undefined
+    )
+    const fromMark = marked === undefined ? undefined : segmentsFromMark(marked, deps.options.bootId, r)
+    state.segments = durableBytes(r.segments) > 0 ? (fromMark ?? segments) : null
     state.durable = state.segments === null ? [] : r.segments
     state.etag = r.etag
     state.lastModified = r.lastModified
@@ -590,6 +625,9 @@ const loadState = Effect.fnUntraced(function* (
   }
   return state
 })
+
+/** A mark is one line; one this long is not one dlsync wrote. */
+const MARK_MAX_BYTES = 64 * 1024
 
 const saveRecord = (deps: Deps, request: TransferRequest, partialRel: string, state: FileState): Effect.Effect<void> =>
   // Only bytes committed by `commit` are claimed durable, never positions written since.

@@ -11,8 +11,8 @@ export type WriteCallback = (error: NodeJS.ErrnoException | null, written: numbe
 export type DoneCallback = (error: NodeJS.ErrnoException | null) => void
 
 export interface TransferFsShape {
-  /** Opens (creating if needed, never truncating) a file for positional reads and writes. */
-  readonly openPartial: (path: string) => Promise<number>
+  /** Opens (creating if needed) a file for positional reads and writes; `truncate` empties it. */
+  readonly openPartial: (path: string, truncate?: boolean) => Promise<number>
   /** Positional gather write; may write less than asked (the caller continues). */
   readonly writev: (fd: number, buffers: ReadonlyArray<Buffer>, position: number, cb: WriteCallback) => void
   readonly fdatasync: (fd: number, cb: DoneCallback) => void
@@ -30,6 +30,8 @@ export interface TransferFsShape {
   /** Sets the modification (and access) time of an open file. */
   readonly setMtime: (fd: number, mtime: Date) => Promise<void>
   readonly unlink: (path: string) => Promise<void>
+  /** The first `maxBytes` of a small file as UTF-8, or undefined when there is none. */
+  readonly readHead: (path: string, maxBytes: number) => Promise<string | undefined>
   /** Bytes available to an unprivileged user on the file system holding `path`. */
   readonly freeBytes: (path: string) => Promise<number>
 }
@@ -40,10 +42,13 @@ export class TransferFs extends Context.Service<TransferFs, TransferFsShape>()("
 
 /** The real file system. */
 export const nodeTransferFs: TransferFsShape = {
-  openPartial: (path) =>
+  openPartial: (path, truncate = false) =>
     new Promise((resolve, reject) =>
-      Fs.open(path, Fs.constants.O_RDWR | Fs.constants.O_CREAT, 0o644, (e, fd) =>
-        e === null ? resolve(fd) : reject(e)
+      Fs.open(
+        path,
+        Fs.constants.O_RDWR | Fs.constants.O_CREAT | (truncate ? Fs.constants.O_TRUNC : 0),
+        0o644,
+        (e, fd) => (e === null ? resolve(fd) : reject(e))
       )
     ),
   writev: (fd, buffers, position, cb) => Fs.writev(fd, buffers, position, cb),
@@ -70,6 +75,18 @@ export const nodeTransferFs: TransferFsShape = {
   setMtime: (fd, mtime) => callbackToPromise((cb) => Fs.futimes(fd, mtime, mtime, cb)),
   unlink: (path) =>
     Fs.promises.unlink(path).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e))),
+  readHead: async (path, maxBytes) => {
+    const handle = await Fs.promises
+      .open(path, "r")
+      .catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e)))
+    if (handle === undefined) return undefined
+    try {
+      const { bytesRead, buffer } = await handle.read(Buffer.alloc(maxBytes), 0, maxBytes, 0)
+      return buffer.toString("utf8", 0, bytesRead)
+    } finally {
+      await handle.close()
+    }
+  },
   freeBytes: (path) => Fs.promises.statfs(path).then((s) => s.bavail * s.bsize)
 }
 

@@ -4,6 +4,7 @@
  * The camelCase fields are engineering constants, exposed so tests can shrink them.
  */
 import type { BandwidthSchedule } from "../config/units.ts"
+import { currentBootId } from "./writtenMark.ts"
 
 export interface TransferOptions {
   /** Files transferred at once. */
@@ -48,6 +49,11 @@ export interface TransferOptions {
    * (an escape hatch for a CDN the lean reader does not get along with, and for tests).
    */
   readonly leanReader: boolean
+  /**
+   * The kernel's boot id: written marks (writtenMark.ts) from another boot are ignored; null
+   * turns them off. Tests change it to stand for a reboot.
+   */
+  readonly bootId: string | null
 }
 
 const MiB = 1024 * 1024
@@ -73,7 +79,8 @@ export const defaultTransferOptions: TransferOptions = {
   minSplit: 8 * MiB,
   spaceRecheckMs: 30_000,
   userAgent: "dlsync",
-  leanReader: true
+  leanReader: true,
+  bootId: currentBootId()
 }
 
 export const transferOptions = (overrides: Partial<TransferOptions> = {}): TransferOptions => ({

@@ -2,14 +2,16 @@
  * Resume after SIGKILL: a real child process downloads with the real engine and a durable
  * journal, is killed at a random offset (twice), and a fresh process finishes the file.
  *
- * - The journal never lies: every byte it calls durable is the right byte in the partial file.
- * - Bytes written but lost to the kill (the partial file holds them, the journal does not)
- *   are at most two durability batches per file plus one write batch per segment: the engine
- *   holds writes while a commit lags, so this is tighter than one batch per segment.
+ * - Neither the journal nor the written mark ever lies: every byte the journal calls durable,
+ *   and every byte the mark calls written, is the right byte in the partial file.
+ * - Bytes written but not durable at a kill are at most two durability batches per file plus
+ *   one write batch per segment (the engine holds writes while a commit lags); of those, the
+ *   mark misses at most one write batch per segment.
+ * - A restart in the same boot continues from the mark (its Range requests start there); a
+ *   restart after a reboot (another boot id) from the journal alone, fetching exactly the
+ *   bytes it did not hold. The result is byte-identical, and no journal entry or mark is left.
  *   (Bytes in socket and read buffers at the kill are lost too; they are bounded by the
- *   buffers, not by durability, and the server cannot see them apart from the kernel's.)
- * - The restarted process fetches exactly the bytes the journal did not hold, and the
- *   result is byte-identical.
+ *   buffers, and the server cannot see them apart from the kernel's.)
  */
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
@@ -53,6 +55,15 @@ const segmentsOf = (journal: string): TransferRecord["segments"] => {
   return all.f?.segments ?? []
 }
 
+/** The written mark's segments, read independently of the engine's parser. */
+const markOf = (root: string): Array<{ start: number; end: number; written: number }> => {
+  const path = Path.join(root, ".dlsync/partial/f~written")
+  if (!Fs.existsSync(path)) return []
+  const line = Fs.readFileSync(path, "utf8").split("\n")[0] ?? ""
+  const body: { segments: Array<[number, number, number]> } = JSON.parse(line.slice(line.indexOf(" ") + 1))
+  return body.segments.map(([start, end, written]) => ({ start, end, written }))
+}
+
 /** Bytes of the partial file that already hold the right content (4 KiB blocks). */
 const rightBytes = (partial: string, content: Buffer): number => {
   if (!Fs.existsSync(partial)) return 0
@@ -67,7 +78,7 @@ const rightBytes = (partial: string, content: Buffer): number => {
 
 describe("resume after SIGKILL", () => {
   it.live(
-    "is byte-identical and refetches at most two durability batches",
+    "is byte-identical; resumes from the mark in the same boot and from the journal after a reboot",
     () =>
       Effect.gen(function* () {
         const server = yield* Effect.acquireRelease(
@@ -97,10 +108,25 @@ describe("resume after SIGKILL", () => {
         let expectedNext = 0
         // Right bytes a killed run wrote beyond its durable point stay in the file for the next run.
         let leftover = 0
+        let marked: ReturnType<typeof markOf> = []
         for (const fraction of [0.2 + Math.random() * 0.3, 0.55 + Math.random() * 0.3]) {
           const before = server.bytesSent("f")
+          const logged = server.log.length
           server.pace = null
           const { child, exited } = run(job)
+          if (marked.length > 0) {
+            // Same boot: the run continues from the previous kill's mark.
+            const openMarked = marked.filter((m) => m.written < m.end - m.start)
+            yield* Effect.promise(() => server.sentAtLeast("f", before + 1))
+            const ranges = server.log.slice(logged).map((l) => l.headers.range ?? "")
+            for (const m of openMarked) {
+              const from = `bytes=${m.start + m.written}-`
+              assert.isTrue(
+                ranges.some((r) => r.startsWith(from)),
+                `resumes at the mark ${from} (${ranges.join(", ")})`
+              )
+            }
+          }
           yield* Effect.promise(() => server.sentAtLeast("f", before + Math.floor(SIZE * fraction) - expectedNext))
           child.kill("SIGKILL")
           const exit = yield* Effect.promise(() => exited)
@@ -116,22 +142,34 @@ describe("resume after SIGKILL", () => {
               "the journal claims bad bytes"
             )
           }
-          const lost = rightBytes(Path.join(root, ".dlsync/partial/f"), content) - durable
+          marked = markOf(root)
+          for (const m of marked) {
+            const claimed = partial.subarray(m.start, m.start + m.written)
+            assert.isTrue(claimed.equals(content.subarray(m.start, m.start + m.written)), "the mark claims bad bytes")
+          }
+          const right = rightBytes(Path.join(root, ".dlsync/partial/f"), content)
+          const lost = right - durable
           assert.isAtMost(
             lost,
             2 * BATCH + SEGMENTS * (BUFFER + CHUNK) + leftover,
             `written but not durable at ${fraction}`
           )
+          const markedBytes = marked.reduce((n, m) => n + m.written, 0)
+          assert.isAtLeast(markedBytes, durable, "the mark covers what is durable")
+          assert.isAtMost(right - markedBytes, SEGMENTS * (BUFFER + CHUNK), `written but not marked at ${fraction}`)
           assert.isAtLeast(durable, expectedNext, "durable progress never goes back")
           assert.isFalse(Fs.existsSync(Path.join(root, "out.bin")))
           expectedNext = durable
           leftover = lost
         }
 
+        // A reboot: the page cache is gone as far as the engine knows, so only the journal counts.
         server.faults.rate = 0
         const open = segmentsOf(job.journal).filter((s) => s.durable < s.end - s.start)
         const logged = server.log.length
-        const last = yield* Effect.promise(() => run(job).exited)
+        const last = yield* Effect.promise(
+          () => run({ ...job, options: { ...job.options, bootId: "another-boot" } }).exited
+        )
         assert.strictEqual(last.code, 0, last.out)
         const result: { _tag: string; fetched: number } = JSON.parse(last.out)
         assert.strictEqual(result._tag, "Completed")
@@ -146,6 +184,7 @@ describe("resume after SIGKILL", () => {
         }
         assert.isTrue(Fs.readFileSync(Path.join(root, "out.bin")).equals(content), "result differs from the remote")
         assert.deepStrictEqual(JSON.parse(Fs.readFileSync(job.journal, "utf8")), {})
+        assert.isFalse(Fs.existsSync(Path.join(root, ".dlsync/partial/f~written")), "the mark is removed")
       }).pipe(Effect.scoped),
     20_000
   )

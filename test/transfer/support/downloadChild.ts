@@ -18,7 +18,7 @@ export interface ChildJob {
   readonly journal: string
   readonly fileId: string
   readonly size: number
-  readonly options: Record<string, number>
+  readonly options: Record<string, number | string | null>
 }
 
 const job: ChildJob = JSON.parse(process.argv[2] ?? "{}")

@@ -1,0 +1,67 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { TransferRecord } from "../../src/transfer/TransferJournal.ts"
+import { encodeMark, segmentsFromMark } from "../../src/transfer/writtenMark.ts"
+
+const record: TransferRecord = {
+  fileId: "f",
+  size: 1000,
+  etag: '"v1"',
+  lastModified: null,
+  partialPath: ".dlsync/partial/f",
+  segments: [
+    { start: 0, end: 500, durable: 100 },
+    { start: 500, end: 1000, durable: 50 }
+  ],
+  attempts: 0,
+  lastError: null
+}
+
+// Written beyond the journal, and the second segment split since the last commit.
+const segments = [
+  { start: 0, end: 500, pos: 300, recv: 300 },
+  { start: 500, end: 750, pos: 620, recv: 640 },
+  { start: 750, end: 1000, pos: 800, recv: 800 }
+]
+const mark = encodeMark("boot-1", { size: 1000, etag: '"v1"', lastModified: null, segments })
+
+describe("written marks", () => {
+  it("resume from the written positions when intact, from this boot and for the same version", () => {
+    assert.deepStrictEqual(
+      segmentsFromMark(mark, "boot-1", record)?.map((s) => [s.start, s.end, s.pos]),
+      [
+        [0, 500, 300],
+        [500, 750, 620],
+        [750, 1000, 800]
+      ]
+    )
+  })
+
+  it("are ignored after a reboot, or where there is no boot id", () => {
+    assert.isUndefined(segmentsFromMark(mark, "boot-2", record))
+    assert.isUndefined(segmentsFromMark(mark, null, record))
+  })
+
+  it("are ignored when damaged: a changed byte, a cut line, not JSON", () => {
+    assert.isUndefined(segmentsFromMark(mark.replace("300", "301"), "boot-1", record))
+    assert.isUndefined(segmentsFromMark(mark.slice(0, 40), "boot-1", record))
+    assert.isUndefined(segmentsFromMark("0 {\n", "boot-1", record))
+    assert.isUndefined(segmentsFromMark("", "boot-1", record))
+  })
+
+  it("are ignored for another version, size or a version without validators", () => {
+    assert.isUndefined(segmentsFromMark(mark, "boot-1", { ...record, etag: '"v2"' }))
+    assert.isUndefined(segmentsFromMark(mark, "boot-1", { ...record, size: 999 }))
+    const bare = encodeMark("boot-1", { size: 1000, etag: null, lastModified: null, segments })
+    assert.isUndefined(segmentsFromMark(bare, "boot-1", { ...record, etag: null }))
+  })
+
+  it("are ignored when they do not cover every durable byte of the journal", () => {
+    const behind = { ...record, segments: [{ start: 0, end: 1000, durable: 400 }] }
+    assert.isUndefined(segmentsFromMark(mark, "boot-1", behind))
+  })
+
+  it("are ignored when their segments do not cover the file exactly", () => {
+    const gap = encodeMark("boot-1", { size: 1000, etag: '"v1"', lastModified: null, segments: segments.slice(0, 2) })
+    assert.isUndefined(segmentsFromMark(gap, "boot-1", record))
+  })
+})
