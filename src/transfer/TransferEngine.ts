@@ -131,11 +131,17 @@ export class TransferEngine extends Context.Service<
 
 /** The partial file's path relative to the root: ids that are safe names are kept, others hashed. */
 export const partialPathFor = (fileId: string): string =>
-  NodePath.join(".dlsync", "partial", SAFE_NAME.test(fileId) ? fileId : `x-${hexOf(fileId)}`)
+  NodePath.join(
+    ".dlsync",
+    "partial",
+    SAFE_NAME.test(fileId) && !RESERVED_NAMES.has(fileId) ? fileId : `x-${hexOf(fileId)}`
+  )
 
 // ---------------------------------------------------------------------------------------
 
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
+/** Names taken in the partial folder by others (the engine's landing folder for finished files). */
+const RESERVED_NAMES = new Set(["landing"])
 
 interface Deps {
   readonly options: TransferOptions

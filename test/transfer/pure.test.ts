@@ -11,6 +11,7 @@ import {
   splitLargest,
   writtenBytes
 } from "../../src/transfer/segments.ts"
+import { partialPathFor } from "../../src/transfer/TransferEngine.ts"
 import { linkUsable } from "../../src/transfer/TransferLinks.ts"
 import { fullBucket, take } from "../../src/transfer/tokenBucket.ts"
 
@@ -206,5 +207,15 @@ describe("directory fsync group commit", () => {
     // Once idle, a new call starts its own fsync.
     void syncer.sync("/d")
     assert.strictEqual(started.length, 3)
+  })
+})
+
+describe("partial paths", () => {
+  it("keep safe ids, hash the rest, and never take a name the partial folder reserves", () => {
+    assert.strictEqual(partialPathFor("f_123.bin"), ".dlsync/partial/f_123.bin")
+    for (const id of ["../x", "a/b", ".hidden", "x".repeat(200), "é", "landing"]) {
+      const path = partialPathFor(id)
+      assert.match(path, /^\.dlsync\/partial\/x-[0-9a-f]{64}$/, id)
+    }
   })
 })
