@@ -1,6 +1,7 @@
 /**
  * `dlsync status [--json]`: what the store knows, readable while the daemon runs and after
- * a restart (it reads the store only, never the service).
+ * a restart (it reads the store only, never the service), including the transfers the
+ * running dlsync publishes there (engine/transfersStatus.ts).
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -22,4 +23,8 @@ export const statusCommand = Command.make(
     )
     yield* Console.log(json ? JSON.stringify(doc, null, 2) : renderStatus(doc))
   })
-).pipe(Command.withDescription("Show the mirror's state: mode, counts, failures, held deletes, locally deleted items"))
+).pipe(
+  Command.withDescription(
+    "Show the mirror's state: mode, counts, active transfers, failures, held deletes, locally deleted items"
+  )
+)

@@ -7,6 +7,7 @@
  *                              TransferLinks (POST download-link via ApiClient) ┘
  *   AuthStatus + ApiClient + Database ─► app state (appstate/mirrorAppState.ts: writer,
  *                       outbox, device record) ─► FileProgress ─► TransferDownloads, MirrorPass
+ *   ProgressTracker + Store ─► liveTransfersPublisher (the transfers under way, for `status`)
  *
  * `runLayer` adds the instance lock (one dlsync per state dir), taken before the database
  * is opened; `storeLayer` is the store alone, for `status` and `restore`.
@@ -37,6 +38,7 @@ import { LinkError, TransferLinks } from "../transfer/TransferLinks.ts"
 import { transferOptions } from "../transfer/TransferOptions.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { EngineSettings } from "./EngineSettings.ts"
+import { liveTransfersPublisher } from "./liveTransfersPublisher.ts"
 import { MirrorPass } from "./MirrorPass.ts"
 import { RemoteSync } from "./RemoteSync.ts"
 import { TransferDownloads } from "./TransferDownloads.ts"
@@ -121,6 +123,7 @@ export const runLayer = (
   const engine = MirrorPass.layer.pipe(
     Layer.provide(RemoteSync.layer),
     Layer.provide(TransferDownloads.layer),
+    Layer.merge(liveTransfersPublisher),
     Layer.provideMerge(mirrorAppStateLayer(config)),
     Layer.provideMerge(transfers),
     Layer.provideMerge(LocalOps.layer(config.mirror.root)),

@@ -4,10 +4,12 @@
  */
 import { DateTime, Effect } from "effect"
 import { formatSize } from "../config/units.ts"
+import { liveLockHolder } from "../store/instanceLock.ts"
 import type { Store } from "../store/Store.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import { mapTree } from "../sync/tree.ts"
 import type { EngineSettingsShape } from "./EngineSettings.ts"
+import { renderTransfers, type TransfersStatus, transfersStatus } from "./transfersStatus.ts"
 
 export interface StatusDocument {
   readonly root: string
@@ -22,6 +24,8 @@ export interface StatusDocument {
   /** Local entries by state (synced, pending, failed). */
   readonly entries: Readonly<Record<string, number>>
   readonly bytes: { readonly mirrored: number; readonly pending: number }
+  /** What the running dlsync is transferring now (see transfersStatus.ts). */
+  readonly transfers: TransfersStatus
   readonly cursor: { readonly present: boolean; readonly ageSeconds: number | null }
   readonly lastPollAt: string | null
   readonly failures: ReadonlyArray<{ readonly path: string; readonly attempts: number; readonly reason: string }>
@@ -44,6 +48,8 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
   const markers = yield* store.local.locallyDeleted
   const held = yield* store.held.list
   const events = yield* store.events.recent(200)
+  const published = yield* store.liveTransfers.read
+  const holderPid = yield* Effect.sync(() => liveLockHolder(settings.stateDir))
   const now = DateTime.toEpochMillis(yield* DateTime.now)
 
   const byState: Record<string, number> = { synced: 0, pending: 0, failed: 0 }
@@ -79,6 +85,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
     },
     entries: byState,
     bytes: { mirrored, pending },
+    transfers: transfersStatus(published, holderPid, now),
     cursor: {
       present: feed.cursor !== null,
       ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)
@@ -118,6 +125,7 @@ export const renderStatus = (doc: StatusDocument): string => {
       .join(", ")}`
   )
   lines.push(`bytes:           ${formatSize(doc.bytes.mirrored)} mirrored, ${formatSize(doc.bytes.pending)} pending`)
+  lines.push(...renderTransfers(doc.transfers))
   lines.push(`cursor age:      ${doc.cursor.ageSeconds === null ? "none" : `${doc.cursor.ageSeconds} s`}`)
   lines.push(`last poll:       ${doc.lastPollAt ?? "never"}`)
   if (doc.heldDelete !== null) {

@@ -1,5 +1,6 @@
 /**
- * The Store: dlsync's durable truth, grouped by concern (feed, remote, local, held, events).
+ * The Store: dlsync's durable truth, grouped by concern (feed, remote, local, held, events),
+ * and the live transfers the running dlsync publishes for `status` (liveTransfers.ts).
  * Plain synchronous better-sqlite3 calls; a failing SQLite call is a defect (the caller
  * cannot act on it), rows are decoded with Schema at this boundary.
  *
@@ -16,6 +17,7 @@ import type BetterSqlite3 from "better-sqlite3"
 import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { LocalEntry, LocalEntryState, LocallyDeleted, RemoteChange, RemoteItem } from "../sync/model.ts"
 import { Database } from "./Database.ts"
+import { type LiveTransfersStore, makeLiveTransfers } from "./liveTransfers.ts"
 
 export interface FeedParams {
   /** `changes`: GET /files/changes; `listing`: full GET /files walks (API keys, see the issue). */
@@ -140,6 +142,7 @@ export class Store extends Context.Service<
       /** The newest `limit` events, oldest first. */
       readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<RecordedEvent>>
     }
+    readonly liveTransfers: LiveTransfersStore
   }
 >()("dlsync/store/Store") {
   static readonly layer: Layer.Layer<Store, never, Database> = Layer.effect(
@@ -554,7 +557,8 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
             }
           })
         )
-    }
+    },
+    liveTransfers: makeLiveTransfers(db)
   }
 }
 

@@ -37,6 +37,17 @@ export const InstanceLock = {
     Layer.effectDiscard(acquireInstanceLock(stateDir))
 }
 
+/**
+ * The pid of the process holding the state dir's lock now (this process included), or
+ * undefined when none does: no lock file, or one whose holder is gone.
+ */
+export const liveLockHolder = (stateDir: string): number | undefined => {
+  const file = Path.join(stateDir, LOCK_FILE)
+  if (heldHere.has(file)) return process.pid
+  const holder = readHolder(file)
+  return holder !== undefined && isAlive(holder) ? holder.pid : undefined
+}
+
 // ---------------------------------------------------------------------------------------
 
 /** Locks taken by this process, so a second acquisition in-process is refused too. */

@@ -171,9 +171,28 @@ CREATE TABLE app_state_outbox (
 ) STRICT;
 `
 
+const V3_LIVE_TRANSFERS = `
+-- live_transfers: what the dlsync holding the instance lock is transferring now, for
+-- \`dlsync status\` in another process (see src/store/liveTransfers.ts).
+-- Invariants: at most one row (id = 1), written only by the lock holder \`pid\`, replaced as a
+-- whole at most once a second while files transfer, deleted when none does and when the run
+-- ends. A killed writer leaves its row behind: a reader trusts it only while \`pid\` still
+-- holds the lock and \`updated_at\` is recent. \`files\` is a JSON array of the active files.
+CREATE TABLE live_transfers (
+  id               INTEGER PRIMARY KEY CHECK (id = 1),
+  pid              INTEGER NOT NULL CHECK (pid > 0),
+  updated_at       TEXT NOT NULL,
+  completed        INTEGER NOT NULL CHECK (completed >= 0),
+  parked           INTEGER NOT NULL CHECK (parked >= 0),
+  bytes_per_second INTEGER NOT NULL CHECK (bytes_per_second >= 0),
+  files            TEXT NOT NULL CHECK (json_valid(files) AND json_type(files) = 'array')
+) STRICT;
+`
+
 export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, name: "initial schema", sql: V1_INITIAL },
-  { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX }
+  { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX },
+  { version: 3, name: "live transfers", sql: V3_LIVE_TRANSFERS }
 ]
 
 /** The schema version this binary writes. */

@@ -7,8 +7,8 @@
  * - `transient`: connection reset, idle timeout, truncated body, 5xx/429 — retry with
  *   backoff from the bytes already written.
  * - `no-space`: ENOSPC/EDQUOT while writing — pause until space returns.
- * - `fatal`: nothing a retry on this pass can fix (other 4xx, disk I/O error, a body that
- *   never matches the expected size) — park the file with this reason.
+ * - `fatal`: nothing a retry on this pass can fix (other 4xx, disk I/O error, a refused TLS
+ *   certificate, a body that never matches the expected size) — park the file with this reason.
  *
  * Raised by the imperative byte path as a rejection and by Effect code as a failure
  * as a typed failure once, at the boundary (a Data.TaggedError is both).
@@ -45,6 +45,9 @@ export const faultFromError = (error: unknown, what: string): TransferFault => {
   if (code === "EIO" || code === "EROFS" || code === "EBADF" || code === "EACCES" || code === "EPERM") {
     return fault("fatal", `${what}: ${code} ${message}`, { cause: error })
   }
+  if (code !== undefined && (CERTIFICATE_CODES.has(code) || code.startsWith("ERR_TLS_CERT"))) {
+    return fault("fatal", `${what}: the CDN's TLS certificate is refused (${code}): ${message}`, { cause: error })
+  }
   if (code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT") {
     return fault("transient", `${what}: stalled (${code})`, { cause: error })
   }
@@ -52,6 +55,21 @@ export const faultFromError = (error: unknown, what: string): TransferFault => {
 }
 
 // ---------------------------------------------------------------------------------------
+
+/** OpenSSL's verdicts on a peer certificate (Node passes them as the error code). */
+const CERTIFICATE_CODES = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_REVOKED",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+  "HOSTNAME_MISMATCH"
+])
 
 const errorCode = (error: unknown): string | undefined => {
   if (typeof error !== "object" || error === null || !("code" in error)) return undefined

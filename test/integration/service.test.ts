@@ -97,6 +97,9 @@ describe("the daemon as a service", { timeout: 120_000 }, () => {
     assert.deepStrictEqual(shape(served), shape(printed))
     assert.deepStrictEqual(served.entries, printed.entries)
     assert.strictEqual(served.root, printed.root)
+    // Both see the daemon as the running dlsync (its transfers come from the store).
+    assert.strictEqual(served.transfers.runningPid, daemon.child.pid)
+    assert.strictEqual(printed.transfers.runningPid, daemon.child.pid)
 
     assert.strictEqual((await get(`${origin}/nowhere`)).status, 404)
 

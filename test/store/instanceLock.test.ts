@@ -3,7 +3,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { acquireInstanceLock, LOCK_FILE } from "../../src/store/instanceLock.ts"
+import { acquireInstanceLock, LOCK_FILE, liveLockHolder } from "../../src/store/instanceLock.ts"
 import { tempDir } from "./helpers.ts"
 
 const HOLDER = Path.join(import.meta.dirname, "fixtures", "holdLock.ts")
@@ -36,16 +36,20 @@ describe("instance lock", () => {
         assert.strictEqual(error.pid, child.pid)
         assert.include(error.message, `pid ${child.pid}`)
       }
+      assert.strictEqual(liveLockHolder(dir), child.pid)
       child.kill("SIGKILL")
       yield* exited(child)
       assert.isTrue(Fs.existsSync(Path.join(dir, LOCK_FILE)), "a killed holder leaves its lock file")
+      assert.isUndefined(liveLockHolder(dir), "a killed holder holds nothing")
       yield* Effect.scoped(
         Effect.gen(function* () {
           yield* acquireInstanceLock(dir)
           assert.include(Fs.readFileSync(Path.join(dir, LOCK_FILE), "utf8"), String(process.pid))
+          assert.strictEqual(liveLockHolder(dir), process.pid)
         })
       )
       assert.isFalse(Fs.existsSync(Path.join(dir, LOCK_FILE)), "released with the scope")
+      assert.isUndefined(liveLockHolder(dir))
     })
   )
 

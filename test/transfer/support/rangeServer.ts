@@ -3,10 +3,11 @@
  * Last-Modified, Range and If-Range, records every request's headers, counts the body
  * bytes it sends, and misbehaves on demand (the `faults` switches).
  *
- * Links are `http://127.0.0.1:<port>/f/<name>?token=<t>`; a token listed in `expired`
- * gets 403, so a test can play "link expired" by adding one.
+ * Links are `http://127.0.0.1:<port>/f/<name>?token=<t>` (https with a TLS identity); a token
+ * listed in `expired` gets 403, so a test can play "link expired" by adding one.
  */
 import * as Http from "node:http"
+import * as Https from "node:https"
 import type * as Net from "node:net"
 
 export interface ServedFile {
@@ -44,6 +45,12 @@ export interface Faults {
   chunked: boolean
 }
 
+/** A server's private key and certificate (PEM), to serve https. */
+export interface TlsIdentity {
+  readonly key: string
+  readonly cert: string
+}
+
 export interface LoggedRequest {
   readonly method: string
   readonly url: string
@@ -58,12 +65,15 @@ export class RangeServer {
   faults: Faults = noFaults()
   /** Body bytes written to sockets, per file name. */
   readonly sent = new Map<string, number>()
-  private server: Http.Server
+  private server: Http.Server | Https.Server
+  private readonly scheme: "http" | "https"
   private readonly sockets = new Set<Net.Socket>()
   port = 0
 
-  constructor() {
-    this.server = Http.createServer((req, res) => this.handle(req, res))
+  constructor(tls?: TlsIdentity) {
+    const handle = (req: Http.IncomingMessage, res: Http.ServerResponse) => this.handle(req, res)
+    this.server = tls === undefined ? Http.createServer(handle) : Https.createServer(tls, handle)
+    this.scheme = tls === undefined ? "http" : "https"
     this.server.on("connection", (s) => {
       this.connections++
       this.sockets.add(s)
@@ -74,8 +84,8 @@ export class RangeServer {
     })
   }
 
-  static async start(): Promise<RangeServer> {
-    const s = new RangeServer()
+  static async start(tls?: TlsIdentity): Promise<RangeServer> {
+    const s = new RangeServer(tls)
     await new Promise<void>((resolve) => s.server.listen(0, "127.0.0.1", resolve))
     const address = s.server.address()
     s.port = address !== null && typeof address === "object" ? address.port : 0
@@ -99,7 +109,7 @@ export class RangeServer {
   connections = 0
 
   get base(): string {
-    return `http://127.0.0.1:${this.port}`
+    return `${this.scheme}://127.0.0.1:${this.port}`
   }
 
   link(name: string, token = "t0", prefix = "f"): string {

@@ -1,0 +1,56 @@
+/**
+ * Publishes the transfers under way into the store every PUBLISH_INTERVAL, for `dlsync
+ * status` and `/api/status` (src/engine/transfersStatus.ts decides what they show).
+ *
+ *   ProgressTracker.snapshot() ─► every second, while files transfer ─► store.liveTransfers
+ *
+ * A timer reads the tracker's counters: the byte path never waits on SQLite. Nothing is
+ * written while no file transfers. The published row is cleared when the run starts (a
+ * killed run's leftover), when the last transfer ends, and when the run ends.
+ */
+import { DateTime, Effect, Layer, Schedule } from "effect"
+import type { LiveTransfers } from "../store/liveTransfers.ts"
+import { Store } from "../store/Store.ts"
+import { type ProgressSnapshot, ProgressTracker } from "../transfer/ProgressTracker.ts"
+
+/** At most one write a second: enough for a human watching `status`, nothing for SQLite. */
+export const PUBLISH_INTERVAL = "1 second"
+
+export const liveTransfersPublisher: Layer.Layer<never, never, Store | ProgressTracker> = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const store = yield* Store
+    const tracker = yield* ProgressTracker
+    yield* Effect.acquireRelease(store.liveTransfers.clear, () => store.liveTransfers.clear)
+    let published = false
+    const publish = Effect.gen(function* () {
+      const at = yield* DateTime.now
+      const snapshot = tracker.snapshot(DateTime.toEpochMillis(at))
+      if (snapshot.files.length > 0) {
+        yield* store.liveTransfers.publish(liveTransfersOf(snapshot, process.pid, DateTime.formatIso(at)))
+        published = true
+      } else if (published) {
+        yield* store.liveTransfers.clear
+        published = false
+      }
+    })
+    yield* Effect.forkScoped(Effect.repeat(publish, Schedule.spaced(PUBLISH_INTERVAL)))
+  })
+)
+
+// ---------------------------------------------------------------------------------------
+
+/** The store's form of a tracker snapshot: a file's name is its mirror path (TransferDownloads). */
+const liveTransfersOf = (snapshot: ProgressSnapshot, pid: number, updatedAt: string): LiveTransfers => ({
+  pid,
+  updatedAt,
+  completed: snapshot.overall.completed,
+  parked: snapshot.overall.parked,
+  bytesPerSecond: snapshot.overall.rate,
+  files: snapshot.files.map((f) => ({
+    fileId: f.fileId,
+    path: f.name,
+    size: f.size,
+    bytes: f.done,
+    bytesPerSecond: f.rate
+  }))
+})

@@ -1,0 +1,122 @@
+/**
+ * The `transfers` section of the status document: the files the running dlsync is
+ * transferring, with bytes, percent, rate and ETA, and their totals (pure).
+ *
+ * Invariant: a published snapshot (src/store/liveTransfers.ts) is shown only while the
+ * process that published it still holds the instance lock and it is at most
+ * LIVE_TRANSFERS_MAX_AGE_MS old, so a killed, stopped or hung run never shows as active.
+ */
+import type { Option } from "effect"
+import type { LiveTransfers } from "../store/liveTransfers.ts"
+import { formatDone, formatEta, formatRate } from "../transfer/progressFormat.ts"
+
+/** Ten publish intervals: older means the publisher stopped (SIGSTOP, a blocked loop…). */
+export const LIVE_TRANSFERS_MAX_AGE_MS = 10_000
+
+export interface ActiveTransfer {
+  readonly path: string
+  readonly fileId: string
+  /** Bytes of the file present so far (resumed bytes included). */
+  readonly bytes: number
+  readonly size: number
+  readonly percent: number
+  readonly bytesPerSecond: number
+  /** Seconds left at the current rate; null when unknown (no bytes lately). */
+  readonly etaSeconds: number | null
+}
+
+export interface TransfersStatus {
+  /** The dlsync holding the state dir (`run`, `run --once`), or null when none runs. */
+  readonly runningPid: number | null
+  /** When the running dlsync last published its transfers; null when none is under way. */
+  readonly updatedAt: string | null
+  readonly active: ReadonlyArray<ActiveTransfer>
+  /**
+   * The active files together; completed and parked count the files since the running
+   * dlsync started. Null when no transfer is under way.
+   */
+  readonly totals: {
+    readonly active: number
+    readonly completed: number
+    readonly parked: number
+    readonly bytes: number
+    readonly size: number
+    readonly percent: number
+    readonly bytesPerSecond: number
+    readonly etaSeconds: number | null
+  } | null
+}
+
+/** What to show, given the last published snapshot, the live lock holder and the time now. */
+export const transfersStatus = (
+  published: Option.Option<LiveTransfers>,
+  holderPid: number | undefined,
+  now: number
+): TransfersStatus => {
+  const runningPid = holderPid ?? null
+  const live = published._tag === "Some" ? published.value : undefined
+  if (
+    live === undefined ||
+    live.pid !== holderPid ||
+    !(now - Date.parse(live.updatedAt) <= LIVE_TRANSFERS_MAX_AGE_MS)
+  ) {
+    return { runningPid, updatedAt: null, active: [], totals: null }
+  }
+  const active = live.files.map(
+    (f): ActiveTransfer => ({
+      path: f.path,
+      fileId: f.fileId,
+      bytes: f.bytes,
+      size: f.size,
+      percent: percent(f.bytes, f.size),
+      bytesPerSecond: f.bytesPerSecond,
+      etaSeconds: eta(f.size - f.bytes, f.bytesPerSecond)
+    })
+  )
+  const bytes = active.reduce((n, f) => n + f.bytes, 0)
+  const size = active.reduce((n, f) => n + f.size, 0)
+  return {
+    runningPid,
+    updatedAt: live.updatedAt,
+    active,
+    totals: {
+      active: active.length,
+      completed: live.completed,
+      parked: live.parked,
+      bytes,
+      size,
+      percent: percent(bytes, size),
+      bytesPerSecond: live.bytesPerSecond,
+      etaSeconds: eta(size - bytes, live.bytesPerSecond)
+    }
+  }
+}
+
+/**
+ * The section's lines in `dlsync status`, in the units and order of the progress log's
+ * totals line (done and parked count since the running dlsync started).
+ */
+export const renderTransfers = (status: TransfersStatus): ReadonlyArray<string> => {
+  const t = status.totals
+  if (t === null) {
+    return [
+      status.runningPid === null
+        ? "transfers:       none (no dlsync run is active)"
+        : `transfers:       none under way (dlsync pid ${status.runningPid} is running)`
+    ]
+  }
+  return [
+    `transfers:       ${t.active} active, ${t.completed} done, ${t.parked} parked · ${formatDone(t.bytes, t.size)} · ${formatRate(t.bytesPerSecond)} · ETA ${formatEta(t.etaSeconds)} (dlsync pid ${status.runningPid})`,
+    ...status.active.map(
+      (f) =>
+        `  ${f.path}: ${formatDone(f.bytes, f.size)} · ${formatRate(f.bytesPerSecond)} · ETA ${formatEta(f.etaSeconds)}`
+    )
+  ]
+}
+
+// ---------------------------------------------------------------------------------------
+
+/** Whole percent, rounded down (100 only when complete); a zero-byte file is complete. */
+const percent = (bytes: number, size: number): number => (size === 0 ? 100 : Math.floor((bytes * 100) / size))
+
+const eta = (left: number, rate: number): number | null => (rate > 0 ? Math.ceil(left / rate) : null)
