@@ -4,6 +4,8 @@
  *
  *   node bench/run.ts [--runs 3] [--only big|small|resume] [--size-mib 2048] [--small 2000]
  *
+ * dlsync takes its links from its own service emulator (in its own process), whose links
+ * point at the nginx (`--cdn-base`), and runs bundled as the CLI ships.
  * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike; each figure
  * is the median of the rounds with min–max, and each ratio is computed pair by pair within
  * a round. Data lives under /tmp/dlsync-bench (generated once, reused). See bench/README.md.
@@ -13,6 +15,7 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
+import { bundle } from "../scripts/build.ts"
 import type { DlsyncJob } from "./support/dlsyncRun.ts"
 import {
   ensureTools,
@@ -40,58 +43,58 @@ const SMALL_COUNT = Number(args.small)
 const SMALL_SIZE = 64 * 1024
 const DIR = "/tmp/dlsync-bench"
 const WWW = Path.join(DIR, "www")
+/** `<file id>` → the file in www: what nginx serves at the emulator's link paths. */
+const IDS = Path.join(DIR, "ids")
 const OUT = Path.join(DIR, "out")
+const STATE = Path.join(DIR, "state")
 const NODE = process.execPath
-const RUNNER = Path.join(import.meta.dirname, "support", "dlsyncRun.ts")
-const BEARER = "bench-secret-token"
+const ROOT = Path.resolve(import.meta.dirname, "..")
+/** dlsync's runner, bundled by bundleRunner (its node_modules links to the project's). */
+const RUNNER = Path.join(DIR, "runner", "dlsyncRun.mjs")
 
 const main = async () => {
   ensureTools()
   prepareData()
+  await bundleRunner()
   const port = await freePort()
   const nginx = await startNginx(DIR, port)
   const cdn = `http://127.0.0.1:${port}`
-  const linkServer = ChildProcess.spawn(
-    NODE,
-    [Path.join(import.meta.dirname, "support", "linkServer.ts"), cdn, BEARER],
-    {
-      stdio: ["ignore", "pipe", "inherit"]
-    }
-  )
-  const linkPort = await new Promise<number>((resolve) =>
-    linkServer.stdout.once("data", (d: Buffer) => resolve(Number(d.toString().trim())))
-  )
-  const ctx: Ctx = { cdn, linkBase: `http://127.0.0.1:${linkPort}` }
-  Fs.writeFileSync(Path.join(DIR, "rclone.conf"), "")
-  console.log(`dlsync transfer benchmark — ${new Date().toISOString()} — ${RUNS} rounds, nproc ${navigatorCpus()}`)
-  console.log("Absolute figures on a shared 2-core machine are noisy; the within-round ratios are what count.\n")
+  let emulator: ChildProcess.ChildProcess | undefined
   try {
+    const started = await startEmulator(cdn)
+    emulator = started.child
+    const ctx: Ctx = { cdn, api: started.api, ...(await addLibrary(started.controlUrl)) }
+    Fs.writeFileSync(Path.join(DIR, "rclone.conf"), "")
+    console.log(`dlsync transfer benchmark — ${new Date().toISOString()} — ${RUNS} rounds, nproc ${navigatorCpus()}`)
+    console.log("Absolute figures on a shared 2-core machine are noisy; the within-round ratios are what count.\n")
     if (args.only === undefined || args.only === "big") big(ctx)
     if (args.only === undefined || args.only === "small") small(ctx)
     if (args.only === undefined || args.only === "resume") await resume(ctx)
   } finally {
-    linkServer.kill("SIGKILL")
+    emulator?.kill("SIGTERM")
     nginx.kill("SIGTERM")
   }
 }
 
+type RemoteFile = DlsyncJob["files"][number]
+
 interface Ctx {
   readonly cdn: string
-  readonly linkBase: string
+  readonly api: DlsyncJob["api"]
+  readonly big: RemoteFile
+  readonly small: ReadonlyArray<RemoteFile>
 }
 
 // --- one 2 GiB file ------------------------------------------------------------------------
 
 const big = (ctx: Ctx) => {
   const tools: Record<string, () => Measured> = {
-    "dlsync single": () => dlsync(ctx, [{ id: "big.bin", size: BIG }], { segments: 1 }),
+    "dlsync single": () => dlsync(ctx, [ctx.big], { segments: 1 }),
     "rclone copyurl": () =>
       peer("rclone", ["copyurl", ...rcloneFlags(), `${ctx.cdn}/big.bin`, Path.join(OUT, "big.bin")]),
-    "dlsync segmented": () => dlsync(ctx, [{ id: "big.bin", size: BIG }], { segments: 4 }),
-    "dlsync segm. 64 MiB batches": () =>
-      dlsync(ctx, [{ id: "big.bin", size: BIG }], { segments: 4, durabilityBytes: 64 * 1024 * 1024 }),
-    "dlsync segm. no fsync (diag.)": () =>
-      dlsync(ctx, [{ id: "big.bin", size: BIG }], { segments: 4 }, { noFsync: true }),
+    "dlsync segmented": () => dlsync(ctx, [ctx.big], { segments: 4 }),
+    "dlsync segm. 64 MiB batches": () => dlsync(ctx, [ctx.big], { segments: 4, durabilityBytes: 64 * 1024 * 1024 }),
+    "dlsync segm. no fsync (diag.)": () => dlsync(ctx, [ctx.big], { segments: 4 }, { noFsync: true }),
     "rclone 4 streams": () =>
       peer("rclone", [
         "copy",
@@ -165,7 +168,6 @@ const big = (ctx: Ctx) => {
 // --- 2,000 files of 64 KiB ---------------------------------------------------------------------
 
 const small = (ctx: Ctx) => {
-  const files = Array.from({ length: SMALL_COUNT }, (_, i) => ({ id: `small/${smallName(i)}`, size: SMALL_SIZE }))
   const rcloneSmall = (transfers: string) => () =>
     peer("rclone", [
       "copy",
@@ -178,7 +180,7 @@ const small = (ctx: Ctx) => {
       OUT
     ])
   const tools: Record<string, () => Measured> = {
-    "dlsync (concurrency 8)": () => dlsync(ctx, files, { concurrency: 8 }),
+    "dlsync (concurrency 8)": () => dlsync(ctx, ctx.small, { concurrency: 8 }),
     "rclone --transfers 4": rcloneSmall("4"),
     "rclone --transfers 8": rcloneSmall("8")
   }
@@ -215,10 +217,13 @@ const resume = async (ctx: Ctx) => {
   for (let round = 0; round < RUNS; round++) {
     cleanOut()
     const logBefore = Fs.statSync(Path.join(DIR, "access.log")).size
-    const job = dlsyncJob(ctx, [{ id: "big.bin", size: BIG }], { segments: 4 }, true)
+    const job = dlsyncJob(ctx, [ctx.big], { segments: 4 }, true)
     const child = ChildProcess.spawn(NODE, [RUNNER, JSON.stringify(job)], { stdio: ["ignore", "pipe", "inherit"] })
     let writtenAtKill = 0
-    await new Promise<void>((resolve) => {
+    const exited = new Promise((r) => child.once("exit", r))
+    await new Promise<void>((resolve, reject) => {
+      // Without this, a runner that fails or ends before half the file would hang the bench.
+      void exited.then(() => reject(new Error("resume: the runner ended before half the file was written")))
       let buffered = ""
       child.stdout.on("data", (d: Buffer) => {
         buffered += d.toString()
@@ -233,7 +238,7 @@ const resume = async (ctx: Ctx) => {
         }
       })
     })
-    await new Promise((r) => child.once("exit", r))
+    await exited
     const second = JSON.parse(
       ChildProcess.execFileSync(NODE, [RUNNER, JSON.stringify({ ...job, progress: false })], { encoding: "utf8" })
         .trim()
@@ -241,12 +246,13 @@ const resume = async (ctx: Ctx) => {
         .pop() ?? "{}"
     )
     if (second.failed?.length > 0) throw new Error(`resume failed: ${second.failed}`)
-    // nginx logs a request when it ends, the killed ones included.
+    // nginx logs a request when it ends, the killed ones included; with the URI as rewritten
+    // from the link's /dl/<id>/<name>.
     await new Promise((r) => setTimeout(r, 300))
     const log = Fs.readFileSync(Path.join(DIR, "access.log"), "utf8").slice(logBefore)
     const sent = log
       .split("\n")
-      .filter((l) => l.startsWith("/big.bin "))
+      .filter((l) => l.startsWith(`/${ctx.big.id} `))
       .reduce((n, l) => n + Number(l.split(" ")[2] ?? 0), 0)
     fetchedAgain.push((sent - BIG) / BIG)
     // Written by the killed run but not durable, so written again: what the restart fetched
@@ -292,14 +298,12 @@ const dlsyncJob = (
   options: Record<string, number>,
   progress = false
 ): DlsyncJob => ({
-  linkBase: ctx.linkBase,
-  bearer: BEARER,
+  api: ctx.api,
   root: OUT,
-  journal: Path.join(DIR, "journal.json"),
+  stateDir: STATE,
   files,
   options,
-  progress,
-  sqliteJournal: true
+  progress
 })
 
 /** dlsync's own figures: measured inside the runner over the transfers (startup excluded). */
@@ -328,12 +332,93 @@ const rcloneFlags = () => ["--config", Path.join(DIR, "rclone.conf"), "-q"]
 
 const cleanOut = () => {
   Fs.rmSync(OUT, { recursive: true, force: true })
-  Fs.rmSync(Path.join(DIR, "journal.json"), { force: true })
-  Fs.rmSync(Path.join(DIR, "journal.json.d"), { recursive: true, force: true })
+  Fs.rmSync(STATE, { recursive: true, force: true })
   Fs.mkdirSync(OUT, { recursive: true })
 }
 
 const smallName = (i: number) => `${String(i).padStart(4, "0")}.bin`
+
+/** Bundles dlsyncRun.ts as the CLI ships (scripts/build.ts), once per bench run. */
+const bundleRunner = async () => {
+  const dir = Path.dirname(RUNNER)
+  Fs.rmSync(dir, { recursive: true, force: true })
+  Fs.mkdirSync(dir, { recursive: true })
+  // better-sqlite3 stays external: it resolves through this link to the project's modules.
+  Fs.symlinkSync(Path.join(ROOT, "node_modules"), Path.join(dir, "node_modules"))
+  await bundle(Path.join(import.meta.dirname, "support", "dlsyncRun.ts"), RUNNER)
+}
+
+/**
+ * Starts `dlsync emulator` in its own process (its CPU is not dlsync's), with an empty
+ * library, the control API, and links pointing at nginx; returns what `--json` printed.
+ */
+const startEmulator = (cdn: string) =>
+  new Promise<{ child: ChildProcess.ChildProcess; api: DlsyncJob["api"]; controlUrl: string }>((resolve, reject) => {
+    const child = ChildProcess.spawn(
+      NODE,
+      [
+        Path.join(ROOT, "bin", "dlsync.js"),
+        "emulator",
+        "--port",
+        "0",
+        "--json",
+        "--control",
+        "--library",
+        "empty",
+        "--cdn-base",
+        cdn,
+        "--content-dir",
+        IDS
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] }
+    )
+    let out = ""
+    // Keeps reading stdout to the end, so the emulator never blocks on a full pipe.
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString()
+      const line = out.split("\n")[0]
+      if (out.includes("\n") && line !== undefined) {
+        const info: { base_url: string; auth_url: string; api_key: string; control_url: string } = JSON.parse(line)
+        resolve({
+          child,
+          api: { baseUrl: info.base_url, authUrl: info.auth_url, apiKey: info.api_key },
+          controlUrl: info.control_url
+        })
+      }
+    })
+    child.on("exit", (code) => reject(new Error(`emulator exited with ${code}`)))
+  })
+
+/**
+ * Adds the benchmark's files to the emulator's account through the control API (big.bin
+ * and small/NNNN.bin, the sizes of the files in www) and links each id to its file in
+ * `ids/`, where nginx and the emulator (`--content-dir`) find the bytes.
+ */
+const addLibrary = async (controlUrl: string): Promise<Pick<Ctx, "big" | "small">> => {
+  const add = async (body: Record<string, unknown>): Promise<string> => {
+    const res = await fetch(`${controlUrl}/files`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+    if (res.status !== 201) throw new Error(`emulator: adding ${body.name}: ${res.status} ${await res.text()}`)
+    return ((await res.json()) as { data: { id: string } }).data.id
+  }
+  const file = async (name: string, parentId: string | null, path: string, size: number): Promise<RemoteFile> => {
+    const id = await add({ type: "file", name, parent_id: parentId, size_bytes: size })
+    Fs.symlinkSync(Path.join("..", "www", path), Path.join(IDS, id))
+    return { id, path, size }
+  }
+  Fs.rmSync(IDS, { recursive: true, force: true })
+  Fs.mkdirSync(IDS)
+  const big = await file("big.bin", null, "big.bin", BIG)
+  const folder = await add({ type: "folder", name: "small" })
+  const small: Array<RemoteFile> = []
+  for (let i = 0; i < SMALL_COUNT; i++) {
+    small.push(await file(smallName(i), folder, `small/${smallName(i)}`, SMALL_SIZE))
+  }
+  return { big, small }
+}
 
 /** Generates the data once: a big file of repeated random blocks and the small files. */
 const prepareData = () => {
@@ -354,13 +439,17 @@ const prepareData = () => {
     const p = Path.join(WWW, "small", smallName(i))
     if (!Fs.existsSync(p)) Fs.writeFileSync(p, Crypto.randomBytes(SMALL_SIZE))
   }
+  // Left by a run with more small files: rclone copies the whole folder.
+  for (const name of Fs.readdirSync(Path.join(WWW, "small"))) {
+    if (!(Number.parseInt(name, 10) < SMALL_COUNT)) Fs.rmSync(Path.join(WWW, "small", name))
+  }
   Fs.chmodSync(DIR, 0o755)
 }
 
 /** A full byte comparison of one dlsync segmented result against the source. */
 const verifyBigOnce = (ctx: Ctx) => {
   cleanOut()
-  dlsync(ctx, [{ id: "big.bin", size: BIG }], { segments: 4 })
+  dlsync(ctx, [ctx.big], { segments: 4 })
   const a = hashFile(Path.join(WWW, "big.bin"))
   const b = hashFile(Path.join(OUT, "out", "big.bin"))
   if (a !== b) throw new Error("dlsync's copy of big.bin differs from the source")

@@ -1,64 +1,57 @@
 /**
- * One dlsync benchmark run in its own process, driving the transfer engine directly:
- * links come from the link server (one POST per file, with a bearer that only the API
- * origin sees), bytes from nginx. Prints one JSON line: wall seconds, CPU seconds and peak
- * RSS (sampled every 50 ms) of the transfer — process startup excluded, dlsync being a
- * daemon — plus the process's lifetime peak RSS, and the bytes fetched.
+ * One dlsync benchmark run in its own process, driving the transfer engine and queue
+ * directly with what `dlsync run` uses: the store's SQLite transfer journal, and links from
+ * the service (here dlsync's emulator) through the real API client, authenticated with the
+ * emulator's API key; the links point at nginx. run.ts bundles this file as the CLI ships
+ * (scripts/build.ts) and runs the bundle. Prints one JSON line: wall seconds, CPU seconds
+ * and peak RSS (sampled every 50 ms) of the transfer — process startup excluded, dlsync
+ * being a daemon — plus the process's lifetime peak RSS, and the bytes fetched.
  * With `progress: true`, prints `progress <bytes>` lines every 20 ms (for the resume run).
- *   node bench/support/dlsyncRun.ts '<DlsyncJob JSON>'
+ *   node dlsyncRun.mjs '<DlsyncJob JSON>'
  */
 import * as Path from "node:path"
-import { Effect, Layer } from "effect"
-import { request } from "undici"
+import { Effect, Layer, Redacted } from "effect"
+import { ApiClient } from "../../src/api/ApiClient.ts"
+import { Credentials } from "../../src/api/Credentials.ts"
+import { transferLinksLayer } from "../../src/engine/engineLayer.ts"
 import { Database } from "../../src/store/Database.ts"
 import { transferJournalLayer } from "../../src/store/transferJournal.ts"
 import { Bandwidth } from "../../src/transfer/Bandwidth.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import { TransferEngine } from "../../src/transfer/TransferEngine.ts"
 import { nodeTransferFs, TransferFs } from "../../src/transfer/TransferFs.ts"
-import { LinkError, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { transferOptions } from "../../src/transfer/TransferOptions.ts"
 import { TransferQueue } from "../../src/transfer/TransferQueue.ts"
-import { jsonFileJournalLayer } from "./jsonFileJournal.ts"
 
 export interface DlsyncJob {
-  readonly linkBase: string
-  readonly bearer: string
+  /** The service: the emulator's base_url, auth_url and personal API key. */
+  readonly api: { readonly baseUrl: string; readonly authUrl: string; readonly apiKey: string }
   readonly root: string
-  readonly journal: string
-  /** Remote ids (paths under nginx's root) and sizes. */
-  readonly files: ReadonlyArray<{ readonly id: string; readonly size: number }>
+  /** The SQLite journal's state directory. */
+  readonly stateDir: string
+  /** Remote ids (the emulator's), sizes, and where each lands under `<root>/out`. */
+  readonly files: ReadonlyArray<{ readonly id: string; readonly path: string; readonly size: number }>
   readonly options: Record<string, number>
   readonly progress?: boolean
-  /** The store's SQLite journal (in `<journal>.d/`) instead of the JSON-file one. */
-  readonly sqliteJournal?: boolean
   /** Diagnostic only: skip every fsync, to measure what durability costs. */
   readonly noFsync?: boolean
 }
 
 const job: DlsyncJob = JSON.parse(process.argv[2] ?? "{}")
 
-const getLink = (fileId: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const res = await request(`${job.linkBase}/files/${encodeURIComponent(fileId)}/download-link`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${job.bearer}` }
-      })
-      const body: { url: string; expires_at: string } = JSON.parse(await res.body.text())
-      return { url: body.url, expiresAt: new Date(body.expires_at) }
-    },
-    catch: (e) => new LinkError({ fileId, reason: "unavailable", message: String(e) })
-  })
+/** TransferLinks over the API client: the layer `dlsync run` uses (src/engine/engineLayer.ts). */
+const links = transferLinksLayer.pipe(
+  Layer.provide(ApiClient.layerLive({ baseUrl: job.api.baseUrl, authUrl: job.api.authUrl })),
+  Layer.provide(Credentials.apiKey(Redacted.make(job.api.apiKey))),
+  Layer.orDie
+)
 
 const progress = makeProgressTracker()
 const options = transferOptions({ min_free_space: 0, ...job.options })
 const layer = TransferQueue.layer(options).pipe(
   Layer.provideMerge(TransferEngine.layer(options)),
   Layer.provide([
-    job.sqliteJournal === true
-      ? transferJournalLayer.pipe(Layer.provide(Layer.orDie(Database.layer(`${job.journal}.d`))))
-      : jsonFileJournalLayer(job.journal),
+    transferJournalLayer.pipe(Layer.provide(Layer.orDie(Database.layer(job.stateDir)))),
     job.noFsync === true
       ? Layer.succeed(
           TransferFs,
@@ -70,7 +63,7 @@ const layer = TransferQueue.layer(options).pipe(
           })
         )
       : TransferFs.layer,
-    Layer.succeed(TransferLinks, TransferLinks.of({ getLink })),
+    links,
     Bandwidth.unlimited,
     Layer.succeed(ProgressTracker, ProgressTracker.of(progress))
   ])
@@ -99,7 +92,7 @@ const program = Effect.gen(function* () {
         size: f.size,
         remoteMtime: new Date("2024-01-01T00:00:00Z"),
         root: job.root,
-        finalPath: Path.join(job.root, "out", f.id)
+        finalPath: Path.join(job.root, "out", f.path)
       }),
     // Fed a little ahead of the queue's slots, as the mirror engine would.
     { concurrency: Math.max(4, 4 * (options.concurrency ?? 3)) }

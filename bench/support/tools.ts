@@ -39,7 +39,11 @@ export const freePort = (): Promise<number> =>
     })
   })
 
-/** Starts nginx in the foreground on `port`, serving `dir/www`, logging body bytes per request. */
+/**
+ * Starts nginx in the foreground on `port`, logging body bytes per request. It serves
+ * `dir/www` by name (for the peers) and `dir/ids/<file id>` at the emulator's link paths
+ * `/dl/<file id>/<name>` (for dlsync; see src/emulator/README.md, `--cdn-base`).
+ */
 export const startNginx = async (dir: string, port: number): Promise<ChildProcess.ChildProcess> => {
   const conf = Path.join(dir, "nginx.conf")
   Fs.writeFileSync(
@@ -64,6 +68,7 @@ http {
     listen 127.0.0.1:${port};
     root ${dir}/www;
     autoindex on;
+    location /dl/ { rewrite ^/dl/([^/]+)/ /$1 break; root ${dir}/ids; }
   }
 }
 `

@@ -49,6 +49,36 @@ export type EngineBuildError = ApiError | LoginRequired | TokenStoreError | Stor
 export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, StoreOpenError | SchemaTooNew> =>
   Store.layer.pipe(Layer.provideMerge(Database.layer(config.mirror.state_dir)))
 
+/** Download links for the transfer engine: POST /files/{id}/download-link through the API client. */
+export const transferLinksLayer: Layer.Layer<TransferLinks, never, ApiClient> = Layer.effect(
+  TransferLinks,
+  Effect.gen(function* () {
+    const client = yield* ApiClient
+    return TransferLinks.of({
+      getLink: (fileId) =>
+        client.files.downloadLink(asFileId(fileId)).pipe(
+          Effect.map((link) => ({
+            url: link.url,
+            // No expiry given: usable until a CDN refusal asks for a fresh one.
+            expiresAt: new Date(link.expires_at ?? "9999-12-31T23:59:59Z")
+          })),
+          Effect.mapError((error) => {
+            const r = error.reason
+            const reason =
+              r._tag === "NotFound"
+                ? "not-found"
+                : (r._tag === "Forbidden" || r._tag === "Conflict") && r.code === "resource_locked"
+                  ? "locked"
+                  : r._tag === "Conflict"
+                    ? "not-found"
+                    : "unavailable"
+            return new LinkError({ fileId, reason, message: error.message })
+          })
+        )
+    })
+  })
+)
+
 /** Everything `run` needs, after the instance lock. */
 export const runLayer = (
   config: AppConfig,
@@ -84,34 +114,7 @@ export const runLayer = (
     bandwidth_schedule: config.transfers.bandwidth_schedule,
     min_free_space: config.transfers.min_free_space
   })
-  const links = Layer.effect(
-    TransferLinks,
-    Effect.gen(function* () {
-      const client = yield* ApiClient
-      return TransferLinks.of({
-        getLink: (fileId) =>
-          client.files.downloadLink(asFileId(fileId)).pipe(
-            Effect.map((link) => ({
-              url: link.url,
-              // No expiry given: usable until a CDN refusal asks for a fresh one.
-              expiresAt: new Date(link.expires_at ?? "9999-12-31T23:59:59Z")
-            })),
-            Effect.mapError((error) => {
-              const r = error.reason
-              const reason =
-                r._tag === "NotFound"
-                  ? "not-found"
-                  : (r._tag === "Forbidden" || r._tag === "Conflict") && r.code === "resource_locked"
-                    ? "locked"
-                    : r._tag === "Conflict"
-                      ? "not-found"
-                      : "unavailable"
-              return new LinkError({ fileId, reason, message: error.message })
-            })
-          )
-      })
-    })
-  )
+  const links = transferLinksLayer
   const transfers = TransferQueue.layer(options).pipe(
     Layer.provide(TransferEngine.layer(options)),
     Layer.provide(links),
