@@ -18,6 +18,8 @@
  *   path is only ever touched by one atomic rename of a verified, fsynced file.
  * - A journal record's durable bytes were fdatasynced before the record was saved, and at
  *   most two durability batches are ever written but not durable (writes wait otherwise).
+ *   What was written beyond that survives a killed process, not a reboot: the written mark
+ *   (writtenMark.ts) lets a restart in the same boot continue from it.
  * - Bytes of two versions are never combined: every response is checked against the
  *   validators (ETag, else Last-Modified) the file's bytes came from, and any doubt
  *   restarts from zero.
