@@ -6,6 +6,7 @@
  * JSON lines otherwise, secrets scrubbed), set up from `[log]` of the configuration when
  * one loads (the configured API key becomes a known secret), from defaults otherwise
  * (`emulator`, `--help`, or a broken configuration, which the command itself reports).
+ * The configuration is read once: the logger's load is the command's (commandConfig.ts).
  * The global `--log-level` flag overrides the level. Command output (`status`, `config
  * check`, `--json`) is written with Console.log to stdout and never becomes a log line.
  */
@@ -13,6 +14,7 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option, Predicate } from "effect"
 import { Command } from "effect/cli"
 import type { ApiError } from "./api/ApiError.ts"
+import { ConfigLoader, loadOnce } from "./cli/commandConfig.ts"
 import { configCommand } from "./cli/config.ts"
 import { demoCommand } from "./cli/demo.ts"
 import { emulatorCommand } from "./cli/emulator.ts"
@@ -23,7 +25,6 @@ import { restoreCommand } from "./cli/restore.ts"
 import { root } from "./cli/root.ts"
 import { onceShortcut, runCommand } from "./cli/run.ts"
 import { statusCommand } from "./cli/status.ts"
-import { loadConfig } from "./config/loadConfig.ts"
 import { logLayer } from "./log/logLayer.ts"
 import { VERSION } from "./version.ts"
 
@@ -56,9 +57,12 @@ const configFlag = (argv: ReadonlyArray<string>): Option.Option<string> => {
   return Option.none()
 }
 
+/** Shared by the logger and the command: one read of the configuration (and one report of its errors). */
+const configLoader = loadOnce()
+
 /** The logger, from the configuration when it loads, else the defaults. */
 const logging = Layer.unwrap(
-  loadConfig({ path: configFlag(args), env: process.env, cwd: process.cwd() }).pipe(
+  configLoader(configFlag(args)).pipe(
     Effect.option,
     Effect.map((loaded) =>
       Option.match(loaded, {
@@ -116,6 +120,7 @@ const program = cli(args).pipe(
     })
   ),
   Effect.provide(logging),
+  Effect.provideService(ConfigLoader, configLoader),
   Effect.provide(NodeServices.layer)
 )
 

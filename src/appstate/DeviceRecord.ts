@@ -3,8 +3,11 @@
  * last time seen and totals, so every device and app of the user can list the mirrors.
  *
  * Invariants:
- * - Written at most once per DEVICE_RECORD_INTERVAL_MS, always conditionally (If-Match
- *   with the item's ETag, or If-None-Match: * to create); a 412 re-reads and retries.
+ * - Written every DEVICE_RECORD_INTERVAL_MS, always conditionally (If-Match with the
+ *   item's ETag, or If-None-Match: * to create); a 412 re-reads and retries. The daemon
+ *   writes it first as it starts; `run --once` first an interval in, and once more as it
+ *   ends (mirrorAppState.ts) so its totals are the pass's outcome: a run shorter than the
+ *   interval writes it once.
  * - A new record is created only when the namespace has room for it (256 keys, 5 MiB of
  *   keys plus encoded values per user and app); otherwise one warning and no write.
  * - Records of other devices unseen for DEVICE_RETENTION_MS are deleted with If-Match, so
@@ -43,7 +46,7 @@ export interface DeviceRecordOptions {
   readonly totals: Effect.Effect<DeviceTotals>
 }
 
-export type PublishOutcome = "written" | "no_room" | "failed"
+export type PublishOutcome = "written" | "no_room" | "failed" | "off"
 
 export class DeviceRecord extends Context.Service<
   DeviceRecord,
@@ -57,20 +60,29 @@ export class DeviceRecord extends Context.Service<
   static readonly layer = (options: DeviceRecordOptions): Layer.Layer<DeviceRecord, never, ApiClient> =>
     Layer.effect(DeviceRecord, makeDeviceRecord(options))
 
-  /** Background: prune now and daily, publish now and every minute (runs with the layer's scope). */
-  static readonly loop: Layer.Layer<never, never, DeviceRecord> = Layer.effectDiscard(
-    Effect.gen(function* () {
-      const record = yield* DeviceRecord
-      const publishing = Effect.forever(
-        record.publish.pipe(Effect.andThen(Effect.sleep(Duration.millis(DEVICE_RECORD_INTERVAL_MS))))
-      )
-      const pruning = Effect.forever(
-        record.prune.pipe(Effect.andThen(Effect.sleep(Duration.millis(PRUNE_INTERVAL_MS))))
-      )
-      yield* Effect.forkScoped(publishing)
-      yield* Effect.forkScoped(pruning)
-    })
+  /** App state off (API key mode): nothing is written. */
+  static readonly disabled: Layer.Layer<DeviceRecord> = Layer.succeed(
+    DeviceRecord,
+    DeviceRecord.of({ publish: Effect.succeed("off"), prune: Effect.succeed(0) })
   )
+
+  /**
+   * Background: prune now and daily; publish every minute, the first time now or, without
+   * `publishAtStart`, a minute from now (runs with the layer's scope).
+   */
+  static readonly loop = (options: { readonly publishAtStart: boolean }): Layer.Layer<never, never, DeviceRecord> =>
+    Layer.effectDiscard(
+      Effect.gen(function* () {
+        const record = yield* DeviceRecord
+        const interval = Effect.sleep(Duration.millis(DEVICE_RECORD_INTERVAL_MS))
+        const publishing = Effect.forever(record.publish.pipe(Effect.andThen(interval)))
+        const pruning = Effect.forever(
+          record.prune.pipe(Effect.andThen(Effect.sleep(Duration.millis(PRUNE_INTERVAL_MS))))
+        )
+        yield* Effect.forkScoped(options.publishAtStart ? publishing : Effect.andThen(interval, publishing))
+        yield* Effect.forkScoped(pruning)
+      })
+    )
 }
 
 /** Keys of other devices' records last seen before `now - DEVICE_RETENTION_MS` (a record without a readable time counts as unseen). */

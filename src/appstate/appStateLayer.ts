@@ -1,7 +1,7 @@
 /**
- * App state for the daemon in one layer: the per-file progress writer and this device's
- * record in app storage, or the disabled writer when the credential is a personal API key
- * (the service accepts only OAuth there; credentialsFromConfig has logged the notice).
+ * App state for a run in one layer: the per-file progress writer and this device's record
+ * in app storage, or the disabled ones when the credential is a personal API key (the
+ * service accepts only OAuth there; credentialsFromConfig has logged the notice).
  */
 import { Effect, Layer } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
@@ -21,20 +21,22 @@ export interface AppStateSettings {
   readonly maxRequestsPerMinute: number
   /** dlsync's version, for the device record. */
   readonly version: string
-  /** The mirror's totals for the device record (read from the store once a minute). */
+  /** The mirror's totals for the device record (read from the store at each publish). */
   readonly totals: Effect.Effect<DeviceTotals>
+  /** Publish the device record as the layer starts (the daemon); `run --once` publishes it as it ends. */
+  readonly publishAtStart: boolean
 }
 
 export const appStateLayer = (
   settings: AppStateSettings
-): Layer.Layer<AppStateWriter, never, AuthStatus | ApiClient | AppStateOutbox> =>
+): Layer.Layer<AppStateWriter | DeviceRecord, never, AuthStatus | ApiClient | AppStateOutbox> =>
   Layer.unwrap(
     Effect.gen(function* () {
       const status = yield* AuthStatus
-      if (!status.appStateAvailable) return AppStateWriter.disabled
+      if (!status.appStateAvailable) return Layer.merge(AppStateWriter.disabled, DeviceRecord.disabled)
       const deviceId = yield* loadDeviceId(settings.stateDir)
-      const record = DeviceRecord.loop.pipe(
-        Layer.provide(
+      const record = DeviceRecord.loop({ publishAtStart: settings.publishAtStart }).pipe(
+        Layer.provideMerge(
           DeviceRecord.layer({
             deviceId,
             name: deviceName(settings.deviceName),

@@ -8,9 +8,10 @@
  *   ONCE_DRAIN_MS, so a cron run leaves with its `complete` entries written;
  * - the run was interrupted (SIGTERM/SIGINT): up to SHUTDOWN_DRAIN_MS, inside the
  *   daemon's 10 s stop budget.
- * Whatever is left stays in the outbox and is written by the next run.
+ * Whatever is left stays in the outbox and is written by the next run. `run --once` then
+ * publishes the device record, within the same bound: its totals are those after the pass.
  */
-import { Duration, Effect, Exit, Layer } from "effect"
+import { Context, Duration, Effect, Exit, Layer } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
 import type { AuthStatus } from "../auth/OAuthCredentials.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
@@ -20,11 +21,17 @@ import { VERSION } from "../version.ts"
 import { AppStateOutbox } from "./AppStateOutbox.ts"
 import { AppStateWriter } from "./AppStateWriter.ts"
 import { appStateLayer } from "./appStateLayer.ts"
+import { DeviceRecord } from "./DeviceRecord.ts"
 import { FileProgress } from "./FileProgress.ts"
 import { SqliteOutbox } from "./outboxSqlite.ts"
 
 export const ONCE_DRAIN_MS = 30_000
 export const SHUTDOWN_DRAIN_MS = 4_000
+
+/** The run app state serves; run.ts provides "once" for `run --once`. */
+export const RunKind = Context.Reference<"daemon" | "once">("dlsync/appstate/RunKind", {
+  defaultValue: () => "daemon"
+})
 
 export const mirrorAppStateLayer = (
   config: AppConfig
@@ -32,13 +39,15 @@ export const mirrorAppStateLayer = (
   const writer = Layer.unwrap(
     Effect.gen(function* () {
       const { db } = yield* Database
+      const kind = yield* RunKind
       return appStateLayer({
         stateDir: config.mirror.state_dir,
         deviceName: config.app_state.device_name,
         progressIntervalMs: config.app_state.progress_interval,
         maxRequestsPerMinute: config.app_state.max_requests_per_minute,
         version: VERSION,
-        totals: localTotals(db)
+        totals: localTotals(db),
+        publishAtStart: kind === "daemon"
       })
     })
   ).pipe(Layer.provideMerge(SqliteOutbox.layerDatabase))
@@ -48,13 +57,17 @@ export const mirrorAppStateLayer = (
 // ---------------------------------------------------------------------------------------
 
 /** Built after the writer, so its finalizer runs while the writer and the client still live. */
-const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox> = Layer.effectDiscard(
+const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox | DeviceRecord> = Layer.effectDiscard(
   Effect.gen(function* () {
     const writer = yield* AppStateWriter
     const outbox = yield* AppStateOutbox
+    const record = yield* DeviceRecord
+    const once = (yield* RunKind) === "once"
     yield* Effect.addFinalizer((exit) => {
       const boundMs = Exit.hasInterrupts(exit) ? SHUTDOWN_DRAIN_MS : ONCE_DRAIN_MS
-      return Effect.interruptible(writer.drainWithin(boundMs)).pipe(
+      // The file entries first: they are what other devices act on; the record is one write.
+      const finish = writer.drainWithin(boundMs).pipe(Effect.tap(() => (once ? record.publish : Effect.void)))
+      return Effect.interruptible(finish).pipe(
         Effect.timeoutOption(Duration.millis(boundMs)),
         Effect.flatMap((done) =>
           done._tag === "Some" && done.value

@@ -19,6 +19,7 @@
 import { Console, Duration, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ApiObserver } from "../api/ApiHttp.ts"
+import { RunKind } from "../appstate/mirrorAppState.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { runDaemon } from "../engine/Daemon.ts"
 import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
@@ -52,7 +53,10 @@ export const runCommand = Command.make(
       return yield* new UsageError({ detail: "--allow-big-delete goes with --once (one supervised pass)" })
     }
     const config = yield* commandConfig
-    if (once) return yield* runOnce(allowBigDelete).pipe(Effect.scoped, Effect.provide(runLayer(config)))
+    if (once) {
+      const layer = runLayer(config).pipe(Layer.provide(Layer.succeed(RunKind, "once")))
+      return yield* runOnce(allowBigDelete).pipe(Effect.scoped, Effect.provide(layer))
+    }
     return yield* runDaemon().pipe(Effect.scoped, Effect.provide(daemonLayer(config)))
   })
 ).pipe(

@@ -29,7 +29,8 @@ const layer = (e: RunningEmulator, stateDir: string, status: Layer.Layer<AuthSta
     progressIntervalMs: 30_000,
     maxRequestsPerMinute: 300,
     version: "0.1.0",
-    totals: Effect.succeed({ complete: 1, failed: 0, bytes: 100 })
+    totals: Effect.succeed({ complete: 1, failed: 0, bytes: 100 }),
+    publishAtStart: true
   }).pipe(
     Layer.provideMerge(Layer.mergeAll(status, AppStateOutbox.layerMemory)),
     Layer.provideMerge(

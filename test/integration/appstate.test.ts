@@ -70,6 +70,16 @@ const deviceEntry = (read: StateRead, deviceId: string): Record<string, unknown>
     : undefined
 }
 
+/** The totals of this device's record in app storage, read back over HTTP. */
+const readRecordTotals = async (emu: RunningEmulator, deviceId: string): Promise<unknown> => {
+  const res = await fetch(`${emu.baseUrl}/app-storage/devices%2F${deviceId}`, {
+    headers: { authorization: `Bearer ${emu.accessToken}` }
+  })
+  assert.strictEqual(res.status, 200, "GET the device record")
+  const body = (await res.json()) as { data: { value: { totals?: unknown } } }
+  return body.data.value.totals
+}
+
 /** Signs the CLI in with OAuth: the emulator's ready token pair in the state dir. */
 const signIn = (b: Sandbox) => Effect.runPromise(seedTokens(b.emu, b.stateDir))
 
@@ -150,6 +160,26 @@ describe("app state", { timeout: 120_000 }, () => {
       [locked.id, huge.id].map((id) => `GET /api/v1/files/${id}/state`),
       "only the skipped files are reported again (a new process), and their unchanged entries are not rewritten"
     )
+  })
+
+  it("run --once writes the device record once, as it ends: its totals are the mirror's after the pass", async () => {
+    box = await sandbox()
+    const b = box
+    seedSmallLibrary(b.emu)
+    await signIn(b)
+    const result = await b.run(["run", "--once"])
+    assert.strictEqual(result.code, 0, result.stderr)
+
+    const files = remoteFiles(b.emu)
+    assert.deepStrictEqual(await readRecordTotals(b.emu, deviceIdOf(b)), {
+      complete: files.length,
+      failed: 0,
+      bytes: files.reduce((sum, f) => sum + f.size, 0)
+    })
+    const recordPuts = b.emu.control
+      .requests({ origin: "api" })
+      .filter((r) => r.method === "PUT" && r.path.includes("/app-storage/"))
+    assert.strictEqual(recordPuts.length, 1, "one write per short run: the final one")
   })
 
   it("keeps a concurrent writer's keys: set beforehand, and written mid-run (412, re-read, merge)", async () => {
