@@ -3,130 +3,79 @@
  *
  *   node bench/index.ts [--runs 3] [--sizes 10000,100000]
  *
- * For each size, an emulator with that many files runs in its own process; each run is a
- * fresh worker process (so RSS and CPU are the indexer's alone) that:
- *   1. indexes the account from scratch through the change feed (pages of 100, one SQLite
- *      transaction each): items per second, peak RSS;
- *   2. makes one idle poll against the full store: requests made and CPU time.
+ * The worker (bench/indexWorker.ts) is bundled first with scripts/build.ts, as the CLI
+ * ships, into a temporary directory (never the repo) whose node_modules links to the
+ * project's, so the external better-sqlite3 resolves. For each size, an emulator with that
+ * many files runs in its own process; each run is a fresh worker process (so RSS and CPU
+ * are the indexer's alone) that indexes the account from scratch through the change feed
+ * (pages of 100, one SQLite transaction each) and then makes one idle poll.
  * The table shows medians (min–max) of the runs and the per-item cost ratio between the
- * largest and smallest size. DLSYNC_BENCH_MEMORY=1 (with NODE_OPTIONS=--expose-gc) also
- * prints the heap after the index, before and after a full GC (to tell garbage from a leak).
+ * largest and smallest size. DLSYNC_BENCH_MEMORY=1 adds the highest heap, external and
+ * young-generation sizes seen while indexing (and, with --node-flags=--expose-gc, the heap
+ * after a full GC, to tell garbage from a leak). --node-flags passes flags to the workers
+ * only (V8 tuning experiments, e.g. --node-flags="--max-semi-space-size=2").
  */
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import { Effect, Layer, Redacted } from "effect"
-import { ApiClient } from "../src/api/ApiClient.ts"
-import { Credentials } from "../src/api/Credentials.ts"
-import { RemoteSync } from "../src/engine/RemoteSync.ts"
-import { Database } from "../src/store/Database.ts"
-import { Store } from "../src/store/Store.ts"
+import { bundle } from "../scripts/build.ts"
+import type { IndexRun } from "./indexWorker.ts"
 
 const { values: args } = parseArgs({
   options: {
     runs: { type: "string", default: "3" },
     sizes: { type: "string", default: "10000,100000" },
-    worker: { type: "boolean", default: false },
-    base: { type: "string" },
-    token: { type: "string" },
-    state: { type: "string" }
+    "node-flags": { type: "string", default: "" }
   }
 })
 
-const CLI = Path.resolve(import.meta.dirname, "../bin/dlsync.js")
+const ROOT = Path.resolve(import.meta.dirname, "..")
+const CLI = Path.join(ROOT, "bin/dlsync.js")
 
-interface WorkerResult {
-  readonly items: number
-  readonly pages: number
-  readonly indexMs: number
-  /** maxRSS of the whole process (includes loading the sources: Node's type stripping). */
-  readonly peakRssMb: number
-  /** RSS sampled every 20 ms while indexing: the highest, and the value just before. */
-  readonly indexRssMb: number
-  readonly startRssMb: number
-  readonly idleRequests: number
-  readonly idleCpuMs: number
-  readonly idleWallMs: number
-}
-
-/** One index and one idle poll, in this (fresh) process; prints one JSON line. */
-async function worker(): Promise<void> {
-  const base = args.base ?? ""
-  const layer = RemoteSync.layer.pipe(
-    Layer.provideMerge(Store.layer),
-    Layer.provide(Database.layer(args.state ?? "")),
-    Layer.provide(
-      ApiClient.layerLive({ baseUrl: base, authUrl: new URL(base).origin }).pipe(
-        Layer.provide(Credentials.apiKey(Redacted.make(args.token ?? "")))
-      )
-    )
-  )
-  const program = Effect.gen(function* () {
-    const sync = yield* RemoteSync
-    const store = yield* Store
-    const startRss = process.memoryUsage().rss
-    let indexRss = startRss
-    const sampler = setInterval(() => {
-      indexRss = Math.max(indexRss, process.memoryUsage().rss)
-    }, 20)
-    const t0 = performance.now()
-    const index = yield* sync.catchUp({ fullListing: true, probeFeed: false })
-    const indexMs = performance.now() - t0
-    clearInterval(sampler)
-    if (process.env.DLSYNC_BENCH_MEMORY) {
-      process.stderr.write(`${JSON.stringify(process.memoryUsage())}\n`)
-      const gc = Reflect.get(globalThis, "gc")
-      if (typeof gc === "function") gc()
-      process.stderr.write(`after gc ${JSON.stringify(process.memoryUsage())}\n`)
-    }
-    const items = yield* store.remote.count
-    const cpu0 = process.cpuUsage()
-    const w0 = performance.now()
-    const idle = yield* sync.catchUp({ fullListing: false, probeFeed: false })
-    const idleWallMs = performance.now() - w0
-    const cpu = process.cpuUsage(cpu0)
-    const result: WorkerResult = {
-      items,
-      pages: index.pages,
-      indexMs,
-      peakRssMb: process.resourceUsage().maxRSS / 1024,
-      indexRssMb: indexRss / 1024 / 1024,
-      startRssMb: startRss / 1024 / 1024,
-      idleRequests: idle.requests,
-      idleCpuMs: (cpu.user + cpu.system) / 1000,
-      idleWallMs
-    }
-    return result
-  })
-  const result = await Effect.runPromise(program.pipe(Effect.provide(layer)))
-  process.stdout.write(`${JSON.stringify(result)}\n`)
-}
-
-async function orchestrate(): Promise<void> {
+async function main(): Promise<void> {
   const runs = Number(args.runs)
   const sizes = (args.sizes ?? "").split(",").map(Number)
-  const rows: Array<{ size: number; results: Array<WorkerResult> }> = []
-  for (const size of sizes) {
-    const emulator = await startEmulatorProcess(size)
-    const results: Array<WorkerResult> = []
-    try {
-      for (let run = 0; run < runs; run++) {
-        const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-bench-index-"))
-        try {
-          results.push(runWorker(emulator.base, emulator.token, state))
-        } finally {
-          Fs.rmSync(state, { recursive: true, force: true })
-        }
-        process.stderr.write(`  ${size} items: run ${run + 1}/${runs} done\n`)
-      }
-    } finally {
-      emulator.child.kill("SIGTERM")
-    }
-    rows.push({ size, results })
+  const worker = await bundleWorker()
+  const rows: Array<{ size: number; results: Array<IndexRun> }> = []
+  try {
+    for (const size of sizes) rows.push({ size, results: await runSize(worker, size, runs) })
+  } finally {
+    Fs.rmSync(Path.dirname(worker), { recursive: true, force: true })
   }
   printTable(rows)
+}
+
+/** Bundles the worker into a fresh temporary directory; returns the bundle's path. */
+async function bundleWorker(): Promise<string> {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-bench-index-bundle-"))
+  Fs.symlinkSync(Path.join(ROOT, "node_modules"), Path.join(dir, "node_modules"))
+  const outfile = Path.join(dir, "indexWorker.mjs")
+  await bundle(Path.join(import.meta.dirname, "indexWorker.ts"), outfile)
+  return outfile
+}
+
+async function runSize(worker: string, size: number, runs: number): Promise<Array<IndexRun>> {
+  const emulator = await startEmulatorProcess(size)
+  const results: Array<IndexRun> = []
+  try {
+    for (let run = 0; run < runs; run++) {
+      const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-bench-index-"))
+      try {
+        results.push(runWorker(worker, emulator.base, emulator.token, state))
+      } finally {
+        Fs.rmSync(state, { recursive: true, force: true })
+      }
+      const memory = results.at(-1)?.memory
+      process.stderr.write(
+        `  ${size} items: run ${run + 1}/${runs} done${memory === undefined ? "" : ` ${JSON.stringify(memory)}`}\n`
+      )
+    }
+  } finally {
+    emulator.child.kill("SIGTERM")
+  }
+  return results
 }
 
 const startEmulatorProcess = (files: number) =>
@@ -148,13 +97,14 @@ const startEmulatorProcess = (files: number) =>
     child.on("exit", (code) => reject(new Error(`emulator exited with ${code}`)))
   })
 
-const runWorker = (base: string, token: string, state: string): WorkerResult => {
+const runWorker = (worker: string, base: string, token: string, state: string): IndexRun => {
+  const flags = (args["node-flags"] ?? "").split(" ").filter((f) => f !== "")
   const out = ChildProcess.execFileSync(
     process.execPath,
-    [import.meta.filename, "--worker", "--base", base, "--token", token, "--state", state],
+    [...flags, worker, "--base", base, "--token", token, "--state", state],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 20 }
   )
-  return JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as WorkerResult
+  return JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as IndexRun
 }
 
 const median = (xs: ReadonlyArray<number>): number => {
@@ -166,11 +116,12 @@ const median = (xs: ReadonlyArray<number>): number => {
 const spread = (xs: ReadonlyArray<number>, digits = 0): string =>
   `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`
 
-function printTable(rows: ReadonlyArray<{ size: number; results: ReadonlyArray<WorkerResult> }>): void {
+function printTable(rows: ReadonlyArray<{ size: number; results: ReadonlyArray<IndexRun> }>): void {
   const header = [
     "items",
     "pages",
     "index s",
+    "index CPU s",
     "items/s",
     "µs/item",
     "RSS before MB",
@@ -186,6 +137,10 @@ function printTable(rows: ReadonlyArray<{ size: number; results: ReadonlyArray<W
       String(results[0]?.pages ?? 0),
       spread(
         results.map((r) => r.indexMs / 1000),
+        1
+      ),
+      spread(
+        results.map((r) => r.indexCpuMs / 1000),
         1
       ),
       spread(results.map((r) => r.items / (r.indexMs / 1000))),
@@ -205,7 +160,7 @@ function printTable(rows: ReadonlyArray<{ size: number; results: ReadonlyArray<W
   }
   const widths = header.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? "").length)))
   for (const line of lines) console.log(line.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  "))
-  const perItem = (r: ReadonlyArray<WorkerResult>) => median(r.map((x) => x.indexMs / x.items))
+  const perItem = (r: ReadonlyArray<IndexRun>) => median(r.map((x) => x.indexMs / x.items))
   const first = rows[0]
   const last = rows.at(-1)
   if (first !== undefined && last !== undefined && first !== last) {
@@ -214,10 +169,7 @@ function printTable(rows: ReadonlyArray<{ size: number; results: ReadonlyArray<W
     )
   }
   console.log("goals: peak RSS < 150 MB at 100,000 items; idle poll: 1 request, < 50 ms CPU")
-  console.log(
-    "maxRSS includes loading the TypeScript sources (Node's type stripping); RSS indexing is sampled during the index"
-  )
+  console.log("the worker runs bundled, as the CLI ships; maxRSS includes module loading, RSS indexing is sampled")
 }
 
-if (args.worker) await worker()
-else await orchestrate()
+await main()

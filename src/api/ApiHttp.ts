@@ -20,7 +20,20 @@
  */
 
 import { NodeHttpClient } from "@effect/platform-node"
-import { Clock, Context, Duration, Effect, Layer, Random, Redacted, Schema, SchemaIssue, Stream } from "effect"
+import {
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  Layer,
+  Random,
+  Redacted,
+  Schema,
+  SchemaIssue,
+  Scope,
+  Stream
+} from "effect"
 import { HttpBody, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { ApiEndpoints } from "./ApiEndpoints.ts"
 import { ApiError, type ApiErrorReason, ClientValidation, Protocol, Transport, Unexpected } from "./ApiError.ts"
@@ -116,6 +129,8 @@ export class ApiHttp extends Context.Service<
       const credentials = yield* Credentials
       const observer = yield* ApiObserver
       const apiOrigins = new Set([new URL(endpoints.baseUrl).origin, new URL(endpoints.authUrl).origin])
+      // Each request gets its own scope, whose closing aborts it (see withinDeadline).
+      const scopedClient = HttpClient.withScope(client)
 
       /** One exchange with one URL, redirects followed by hand for GET. */
       const exchange = Effect.fnUntraced(function* (
@@ -143,28 +158,30 @@ export class ApiHttp extends Context.Service<
           }
           const outgoing = HttpClientRequest.make(request.method)(url, { headers, body })
           const started = yield* Clock.currentTimeMillis
-          const response = yield* client.execute(outgoing).pipe(
-            Effect.flatMap((res) =>
-              Effect.map(readCapped(res, settings.maxResponseBytes, operation), (text) => ({ res, text }))
+          const response = yield* withinDeadline(
+            scopedClient.execute(outgoing).pipe(
+              Effect.flatMap((res) => {
+                const headers = flatHeaders(res)
+                return Effect.map(readCapped(res, headers, settings.maxResponseBytes, operation), (text) => ({
+                  status: res.status,
+                  headers,
+                  text
+                }))
+              })
             ),
-            Effect.timeoutOrElse({
-              duration: Duration.millis(timeoutMs),
-              orElse: () =>
-                Effect.fail(
-                  new ApiError({
-                    operation,
-                    reason: new Transport({
-                      message: `no complete answer within ${timeoutMs} ms`,
-                      neverSent: false,
-                      timedOut: true
-                    })
-                  })
-                )
-            }),
-            Effect.catchTag("HttpClientError", (e) => Effect.fail(fromHttpClientError(e, operation)))
-          )
-          const status = response.res.status
-          const responseHeaders = flatHeaders(response.res)
+            timeoutMs,
+            () =>
+              new ApiError({
+                operation,
+                reason: new Transport({
+                  message: `no complete answer within ${timeoutMs} ms`,
+                  neverSent: false,
+                  timedOut: true
+                })
+              })
+          ).pipe(Effect.catchTag("HttpClientError", (e) => Effect.fail(fromHttpClientError(e, operation))))
+          const status = response.status
+          const responseHeaders = response.headers
           const answeredId = responseHeaders["x-request-id"] ?? requestId
           yield* Effect.logDebug("api exchange").pipe(
             Effect.annotateLogs({
@@ -278,9 +295,10 @@ export const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,100}$/
  * field of the wrong type, fails with a Protocol reason naming the field path and the
  * request id.
  */
-export const decodeBody =
-  <S extends Schema.Decoder<unknown>>(schema: S) =>
-  (response: ApiResponse): Effect.Effect<S["Type"], ApiError> => {
+export const decodeBody = <S extends Schema.Decoder<unknown>>(schema: S) => {
+  // Synchronous (every response schema is): a third faster than decodeUnknownEffect on a 100-record page.
+  const decode = Schema.decodeUnknownExit(schema)
+  return (response: ApiResponse): Effect.Effect<S["Type"], ApiError> => {
     const protocol = (message: string, field?: string) =>
       new ApiError({
         operation: response.operation,
@@ -297,7 +315,7 @@ export const decodeBody =
     } catch {
       return Effect.fail(protocol(response.text === "" ? "expected a JSON body, got none" : "body is not valid JSON"))
     }
-    return Schema.decodeUnknownEffect(schema)(json).pipe(
+    return decode(json).pipe(
       Effect.mapError((e) => {
         const first = formatIssue(e.issue)[0]
         const field = first?.path === undefined || first.path.length === 0 ? undefined : renderPath(first.path)
@@ -306,6 +324,7 @@ export const decodeBody =
       })
     )
   }
+}
 
 /** The response header value, lower-cased name. */
 export const header = (response: ApiResponse, name: string): string | undefined => response.headers[name.toLowerCase()]
@@ -357,9 +376,44 @@ const encodeBody = (body: RequestBody | undefined, operation: string): Effect.Ef
   }
 }
 
+/**
+ * Runs `exchange` (request and whole body) on the current fiber, giving it a scope whose
+ * closing aborts the request; a timer fiber closes that scope after `timeoutMs`, and the
+ * abort then fails as `onTimeout()`. Not `Effect.timeout`, which runs the exchange on a
+ * child fiber: the responses read there outlived young-generation GCs, which grew V8's
+ * young generation to its 64 MB maximum while indexing 100,000 items (bench/index.ts:
+ * 281 MB peak RSS, 190 MB this way).
+ */
+const withinDeadline = <A, E>(
+  exchange: Effect.Effect<A, E, Scope.Scope>,
+  timeoutMs: number,
+  onTimeout: () => ApiError
+): Effect.Effect<A, E | ApiError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const request = yield* Scope.fork(yield* Scope.Scope)
+      let expired = false
+      yield* Effect.forkScoped(
+        Effect.sleep(Duration.millis(timeoutMs)).pipe(
+          Effect.andThen(
+            Effect.suspend(() => {
+              expired = true
+              return Scope.close(request, Exit.void)
+            })
+          )
+        ),
+        { startImmediately: true }
+      )
+      const exit = yield* Effect.exit(Scope.provide(exchange, request))
+      if (expired && Exit.isFailure(exit)) return yield* onTimeout()
+      return yield* exit
+    })
+  )
+
 /** The body as text, failing as Protocol once it exceeds `max` bytes (declared or streamed). */
 const readCapped = (
   res: HttpClientResponse.HttpClientResponse,
+  headers: Readonly<Record<string, string>>,
   max: number,
   operation: string
 ): Effect.Effect<string, ApiError | HttpClientError.HttpClientError> => {
@@ -369,10 +423,10 @@ const readCapped = (
       reason: new Protocol({
         status: res.status,
         message: `response body exceeds ${max} bytes`,
-        ...(res.headers["x-request-id"] !== undefined ? { requestId: res.headers["x-request-id"] } : {})
+        ...(headers["x-request-id"] !== undefined ? { requestId: headers["x-request-id"] } : {})
       })
     })
-  const declared = Number(res.headers["content-length"] ?? "0")
+  const declared = Number(headers["content-length"] ?? "0")
   if (declared > max) return Effect.fail(tooLarge())
   return Stream.runFoldEffect(
     res.stream,
@@ -383,8 +437,10 @@ const readCapped = (
       acc.chunks.push(chunk)
       return Effect.succeed(acc)
     }
-  ).pipe(Effect.map((acc) => new TextDecoder().decode(Buffer.concat(acc.chunks))))
+  ).pipe(Effect.map((acc) => textDecoder.decode(acc.chunks.length === 1 ? acc.chunks[0] : Buffer.concat(acc.chunks))))
 }
+
+const textDecoder = new TextDecoder()
 
 /** The status an attempt was answered with; "network" without an answer; undefined if never sent. */
 const answeredStatus = (error: ApiError): number | "network" | undefined => {

@@ -53,7 +53,11 @@ export const makeChangesApi = (http: ApiHttp["Service"]): ChangesApi => {
       idempotency: "idempotent",
       ...(query.requestId !== undefined ? { requestId: query.requestId } : {})
     })
-    return yield* decodePage(ChangeItem, cursor)(response)
+    return yield* decodeChangesPage(response, cursor)
   })
   return { page, pages: (query, cursor) => paginate(cursor, (c) => page(query, c)) }
 }
+
+// ---------------------------------------------------------------------------------------
+
+const decodeChangesPage = decodePage(ChangeItem)

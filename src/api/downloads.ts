@@ -80,7 +80,7 @@ export const makeDownloadsApi = (http: ApiHttp["Service"]): DownloadsApi => {
       query,
       idempotency: "idempotent"
     })
-    return yield* decodePage(Download, cursor)(response)
+    return yield* decodeDownloadsPage(response, cursor)
   })
 
   const action = (name: "cancel" | "retry") =>
@@ -185,3 +185,5 @@ const createFields = (input: CreateOptions): Record<string, string> => ({
   ...(input.webhookUrl !== undefined ? { webhook_url: input.webhookUrl } : {}),
   ...(input.directory !== undefined ? { directory: input.directory } : {})
 })
+
+const decodeDownloadsPage = decodePage(Download)

@@ -92,7 +92,7 @@ export const makeFilesApi = (http: ApiHttp["Service"]): FilesApi => {
       idempotency: "idempotent",
       ...(options.requestId !== undefined ? { requestId: options.requestId } : {})
     })
-    return yield* decodePage(FileRecord, cursor)(response)
+    return yield* decodeFilesPage(response, cursor)
   })
 
   return {
@@ -169,3 +169,7 @@ export const includeQuery = (options: IncludeOptions): Array<readonly [string, s
   if (options.includeMedia !== undefined) query.push(["include_media", String(options.includeMedia)])
   return query
 }
+
+// ---------------------------------------------------------------------------------------
+
+const decodeFilesPage = decodePage(FileRecord)

@@ -20,11 +20,15 @@ export interface Page<A> {
   readonly requestId: string
 }
 
-/** Decodes one page of `item` records from a paginated response and checks its meta. */
-export const decodePage =
-  <S extends Schema.Top & Schema.Decoder<unknown>>(item: S, sentCursor: Cursor | undefined) =>
-  (response: ApiResponse): Effect.Effect<Page<S["Type"]>, ApiError> =>
-    decodeBody(PageEnvelope(item))(response).pipe(
+/**
+ * The decoder of pages of `item` records: decodes one page of a paginated response and
+ * checks its meta. Made once per item schema (the envelope's decoder is built here, not
+ * per page).
+ */
+export const decodePage = <S extends Schema.Top & Schema.Decoder<unknown>>(item: S) => {
+  const decodeEnvelope = decodeBody(PageEnvelope(item))
+  return (response: ApiResponse, sentCursor: Cursor | undefined): Effect.Effect<Page<S["Type"]>, ApiError> =>
+    decodeEnvelope(response).pipe(
       Effect.flatMap((body) => {
         const { next_cursor: nextCursor, has_more: hasMore } = body.meta
         const broken =
@@ -49,6 +53,7 @@ export const decodePage =
         return Effect.succeed({ items: body.data, nextCursor, hasMore, requestId: response.requestId })
       })
     )
+}
 
 /**
  * Every page from `start` (undefined: the first page) until `has_more` is false. Pages are

@@ -253,9 +253,10 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
     ),
     setCursor: db.prepare("UPDATE feed_state SET cursor = ?, cursor_updated_at = ?, watermark = ? WHERE id = 1"),
     setPoll: db.prepare("UPDATE feed_state SET last_poll_at = ? WHERE id = 1"),
+    // Positional parameters: binding by name looks each one up on a row object built per item.
     upsertItem: db.prepare(
       `INSERT INTO remote_items (id, parent_id, name, type, kind, size_bytes, mime_type, locked, updated_at, created_at, expires_at, generation)
-       VALUES (@id, @parent_id, @name, @type, @kind, @size_bytes, @mime_type, @locked, @updated_at, @created_at, @expires_at, @generation)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, name = excluded.name, type = excluded.type,
          kind = excluded.kind, size_bytes = excluded.size_bytes, mime_type = excluded.mime_type, locked = excluded.locked,
          updated_at = excluded.updated_at, created_at = excluded.created_at, expires_at = excluded.expires_at,
@@ -398,44 +399,55 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
       )
     )
 
-  const applyPage = (page: FeedPage) =>
-    Effect.flatMap(nowIso, (now) =>
-      Effect.sync(
-        db.transaction((): PageOutcome => {
-          const feed = readFeed()
-          const generation = feed.rebuild?.generation ?? feed.generation
-          let upserted = 0
-          let deleted = 0
-          let watermark = feed.watermark
-          for (const change of page.changes) {
-            if (change._tag === "Upsert") {
-              q.upsertItem.run(itemRow(change.item, generation))
-              upserted++
-              if (watermark === null || laterThan(change.item.updatedAt, watermark)) watermark = change.item.updatedAt
-            } else {
-              deleted += q.deleteItem.run(change.id).changes
-            }
-          }
-          q.setCursor.run(page.nextCursor, now, watermark)
-          if (feed.rebuild === null || page.hasMore) {
-            return { upserted, deleted, completedGeneration: null, removedUnlisted: 0 }
-          }
-          const removedUnlisted = q.deleteUnlisted.run(feed.rebuild.generation).changes
-          q.completeRebuild.run()
-          appendEvent(
-            {
-              level: "info",
-              kind: "listing_complete",
-              message: `full listing ${feed.rebuild.generation} complete (${feed.rebuild.reason}); ${removedUnlisted} items no longer listed`,
-              path: null,
-              remoteId: null
-            },
-            now
-          )
-          return { upserted, deleted, completedGeneration: feed.rebuild.generation, removedUnlisted }
-        })
-      )
+  const applyPageNow = db.transaction((page: FeedPage, now: string): PageOutcome => {
+    const feed = readFeed()
+    const generation = feed.rebuild?.generation ?? feed.generation
+    let upserted = 0
+    let deleted = 0
+    const watermark = new Watermark(feed.watermark)
+    for (const change of page.changes) {
+      if (change._tag === "Upsert") {
+        const item = change.item
+        q.upsertItem.run(
+          item.id,
+          item.parentId,
+          item.name,
+          item.type,
+          item.kind,
+          item.size,
+          item.mimeType,
+          item.locked ? 1 : 0,
+          item.updatedAt,
+          item.createdAt,
+          item.expiresAt,
+          generation
+        )
+        upserted++
+        watermark.see(item.updatedAt)
+      } else {
+        deleted += q.deleteItem.run(change.id).changes
+      }
+    }
+    q.setCursor.run(page.nextCursor, now, watermark.value)
+    if (feed.rebuild === null || page.hasMore) {
+      return { upserted, deleted, completedGeneration: null, removedUnlisted: 0 }
+    }
+    const removedUnlisted = q.deleteUnlisted.run(feed.rebuild.generation).changes
+    q.completeRebuild.run()
+    appendEvent(
+      {
+        level: "info",
+        kind: "listing_complete",
+        message: `full listing ${feed.rebuild.generation} complete (${feed.rebuild.reason}); ${removedUnlisted} items no longer listed`,
+        path: null,
+        remoteId: null
+      },
+      now
     )
+    return { upserted, deleted, completedGeneration: feed.rebuild.generation, removedUnlisted }
+  })
+
+  const applyPage = (page: FeedPage) => Effect.flatMap(nowIso, (now) => Effect.sync(() => applyPageNow(page, now)))
 
   // One decode per row: the row schema checks every column the item is built from.
   const toItem = (raw: unknown): RemoteItem => {
@@ -573,26 +585,26 @@ const describeParamChange = (was: FeedParams, now: FeedParams): string | null =>
   return changes.length === 0 ? null : changes.join(", ")
 }
 
-const laterThan = (a: string, b: string): boolean => {
-  const ta = Date.parse(a)
-  const tb = Date.parse(b)
-  return Number.isNaN(ta) || Number.isNaN(tb) ? a > b : ta > tb
+/**
+ * The highest updated_at seen: compared as instants, or as text when either does not parse.
+ * The current highest is parsed once, not once per comparison.
+ */
+class Watermark {
+  value: string | null
+  private at: number
+  constructor(value: string | null) {
+    this.value = value
+    this.at = value === null ? Number.NaN : Date.parse(value)
+  }
+  see(updatedAt: string): void {
+    const at = Date.parse(updatedAt)
+    const later =
+      this.value === null || (Number.isNaN(at) || Number.isNaN(this.at) ? updatedAt > this.value : at > this.at)
+    if (!later) return
+    this.value = updatedAt
+    this.at = at
+  }
 }
-
-const itemRow = (item: RemoteItem, generation: number) => ({
-  id: item.id,
-  parent_id: item.parentId,
-  name: item.name,
-  type: item.type,
-  kind: item.kind,
-  size_bytes: item.size,
-  mime_type: item.mimeType,
-  locked: item.locked ? 1 : 0,
-  updated_at: item.updatedAt,
-  created_at: item.createdAt,
-  expires_at: item.expiresAt,
-  generation
-})
 
 const entryRow = (entry: LocalEntry, now: string) => ({
   path: entry.path,

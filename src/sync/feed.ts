@@ -18,13 +18,14 @@
  * - Every request of one synchronisation uses the same query (spec rule 8): no `kind`,
  *   no media, no poster. Filters apply locally, so a filter change never restarts the feed.
  */
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
 import { type ApiError, isAuthProblem, mustRestartFeed } from "../api/ApiError.ts"
 import type { ChangesQuery } from "../api/changes.ts"
+import type { Page } from "../api/paginate.ts"
 import { Cursor, FileId } from "../api/schemas/common.ts"
 import type { ChangeItem, FileRecord } from "../api/schemas/files.ts"
-import type { FeedParams, FeedState, Store } from "../store/Store.ts"
+import type { FeedParams, FeedState, PageOutcome, Store } from "../store/Store.ts"
 import { type RemoteChange, type RemoteItem, remove, upsert } from "./model.ts"
 
 /** The page size of every feed and listing request (the service's maximum). */
@@ -93,7 +94,7 @@ export const catchUpChanges = Effect.fnUntraced(function* (
   let restarts = 0
   while (true) {
     const sent = cursor === null ? undefined : asCursor(cursor)
-    const result = yield* Effect.result(api.changes.page(query, sent))
+    const result = yield* Effect.result(applyNextPage(store, api.changes.page(query, sent)))
     total = { ...total, requests: total.requests + 1 }
     if (result._tag === "Failure") {
       const error = result.failure
@@ -112,24 +113,45 @@ export const catchUpChanges = Effect.fnUntraced(function* (
       return yield* error
     }
     restarts = 0
-    const page = result.success
-    const { changes, ignored } = toChanges(page.items)
-    const outcome = yield* store.feed.applyPage({ changes, nextCursor: page.nextCursor, hasMore: page.hasMore })
-    total = addOutcome(total, outcome, ignored)
+    const applied = result.success
+    total = addOutcome(total, applied.outcome, applied.ignored)
     if (onPage !== undefined) yield* onPage({ pages: total.pages, items: total.upserted + total.deleted })
-    cursor = page.nextCursor
-    if (!page.hasMore) return total
+    cursor = applied.nextCursor
+    if (!applied.hasMore) return total
   }
 })
 
+/** What applying one page did, and where the next one starts. */
+export interface AppliedPage {
+  readonly outcome: PageOutcome
+  readonly ignored: number
+  readonly nextCursor: string | null
+  readonly hasMore: boolean
+}
+
 /**
- * A wire record as a remote item; none for a `type` the engine does not know or an empty id.
- * The record was decoded and checked by the API client's schema (sizes are non-negative
- * integers, timestamps strings), so it is mapped field by field without a second decode.
+ * Fetches one page (feed or listing) and applies it in one transaction; the loops of the
+ * feed and of listing mode keep only this summary, not the page, while the next one loads.
  */
-export const recordToItem = (record: FileRecord): Option.Option<RemoteItem> => {
-  if ((record.type !== "file" && record.type !== "folder") || record.id === "") return Option.none()
-  return Option.some({
+export const applyNextPage = Effect.fnUntraced(function* (
+  store: Store["Service"],
+  fetch: Effect.Effect<Page<ChangeItem | FileRecord>, ApiError>
+): Effect.fn.Return<AppliedPage, ApiError> {
+  const page = yield* fetch
+  const { changes, ignored } = toChanges(page.items)
+  const outcome = yield* store.feed.applyPage({ changes, nextCursor: page.nextCursor, hasMore: page.hasMore })
+  return { outcome, ignored, nextCursor: page.nextCursor, hasMore: page.hasMore }
+})
+
+/**
+ * A wire record as a remote item; undefined for a `type` the engine does not know or an
+ * empty id. The record was decoded and checked by the API client's schema (sizes are
+ * non-negative integers, timestamps strings), so it is mapped field by field without a
+ * second decode.
+ */
+export const recordToItem = (record: FileRecord): RemoteItem | undefined => {
+  if ((record.type !== "file" && record.type !== "folder") || record.id === "") return undefined
+  return {
     id: record.id,
     parentId: record.parent_id,
     name: record.name,
@@ -141,7 +163,7 @@ export const recordToItem = (record: FileRecord): Option.Option<RemoteItem> => {
     updatedAt: record.updated_at,
     createdAt: record.created_at,
     expiresAt: record.expires_at
-  })
+  }
 }
 
 /** Wire records → remote changes; records of an unknown type are counted, not guessed at. */
@@ -157,7 +179,7 @@ export const toChanges = (
     }
     if (!("name" in record)) continue
     const item = recordToItem(record)
-    if (Option.isSome(item)) changes.push(upsert(item.value))
+    if (item !== undefined) changes.push(upsert(item))
     else ignored++
   }
   return { changes, ignored }

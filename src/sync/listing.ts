@@ -17,18 +17,17 @@
 import { Effect } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
 import { type ApiError, mustRestartFeed } from "../api/ApiError.ts"
-import type { Page } from "../api/paginate.ts"
-import type { FileRecord } from "../api/schemas/files.ts"
 import type { FeedParams, FeedState, Store } from "../store/Store.ts"
 import {
+  type AppliedPage,
   addOutcome,
+  applyNextPage,
   asCursor,
   type CatchUp,
   emptyCatchUp,
   MAX_FEED_RESTARTS,
   type OnPage,
-  PAGE_LIMIT,
-  toChanges
+  PAGE_LIMIT
 } from "./feed.ts"
 
 /** The query parameters of listing mode. */
@@ -52,7 +51,10 @@ export const walkListing = Effect.fnUntraced(function* (
   let restarts = 0
   while (true) {
     const result = yield* Effect.result(
-      api.files.list({ flatten: true, limit: PAGE_LIMIT, ...(cursor === null ? {} : { cursor: asCursor(cursor) }) })
+      applyNextPage(
+        store,
+        api.files.list({ flatten: true, limit: PAGE_LIMIT, ...(cursor === null ? {} : { cursor: asCursor(cursor) }) })
+      )
     )
     total = { ...total, requests: total.requests + 1 }
     if (result._tag === "Failure") {
@@ -66,13 +68,11 @@ export const walkListing = Effect.fnUntraced(function* (
       return yield* result.failure
     }
     restarts = 0
-    const page = result.success
-    const { changes, ignored } = toChanges(page.items)
-    const outcome = yield* store.feed.applyPage({ changes, nextCursor: page.nextCursor, hasMore: page.hasMore })
-    total = addOutcome(total, outcome, ignored)
+    const applied = result.success
+    total = addOutcome(total, applied.outcome, applied.ignored)
     if (onPage !== undefined) yield* onPage({ pages: total.pages, items: total.upserted })
-    cursor = page.nextCursor
-    if (!page.hasMore) return total
+    cursor = applied.nextCursor
+    if (!applied.hasMore) return total
   }
 })
 
@@ -86,20 +86,20 @@ export const pollListing = Effect.fnUntraced(function* (
   let cursor: string | null = null
   let total = emptyCatchUp
   while (true) {
-    const page: Page<FileRecord> = yield* api.files.list({
-      flatten: true,
-      limit: PAGE_LIMIT,
-      ...(since === undefined ? {} : { updatedAfter: since }),
-      ...(cursor === null ? {} : { cursor: asCursor(cursor) })
-    })
-    total = { ...total, requests: total.requests + 1 }
-    const { changes, ignored } = toChanges(page.items)
     // Outside a rebuild the stored cursor is not used to resume (a poll restarts from the
     // watermark), so committing the poll's own cursor is harmless.
-    const outcome = yield* store.feed.applyPage({ changes, nextCursor: page.nextCursor, hasMore: page.hasMore })
-    total = addOutcome(total, outcome, ignored)
-    cursor = page.nextCursor
-    if (!page.hasMore) return total
+    const applied: AppliedPage = yield* applyNextPage(
+      store,
+      api.files.list({
+        flatten: true,
+        limit: PAGE_LIMIT,
+        ...(since === undefined ? {} : { updatedAfter: since }),
+        ...(cursor === null ? {} : { cursor: asCursor(cursor) })
+      })
+    )
+    total = addOutcome({ ...total, requests: total.requests + 1 }, applied.outcome, applied.ignored)
+    cursor = applied.nextCursor
+    if (!applied.hasMore) return total
   }
 })
 
