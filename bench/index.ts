@@ -20,8 +20,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import { bundle } from "../scripts/build.ts"
 import type { IndexRun } from "./indexWorker.ts"
+import { bundleRunner } from "./support/tools.ts"
 
 const { values: args } = parseArgs({
   options: {
@@ -48,12 +48,9 @@ async function main(): Promise<void> {
 }
 
 /** Bundles the worker into a fresh temporary directory; returns the bundle's path. */
-async function bundleWorker(): Promise<string> {
+function bundleWorker(): Promise<string> {
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-bench-index-bundle-"))
-  Fs.symlinkSync(Path.join(ROOT, "node_modules"), Path.join(dir, "node_modules"))
-  const outfile = Path.join(dir, "indexWorker.mjs")
-  await bundle(Path.join(import.meta.dirname, "indexWorker.ts"), outfile)
-  return outfile
+  return bundleRunner(Path.join(import.meta.dirname, "indexWorker.ts"), dir)
 }
 
 async function runSize(worker: string, size: number, runs: number): Promise<Array<IndexRun>> {

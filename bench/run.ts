@@ -15,9 +15,9 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import { bundle } from "../scripts/build.ts"
 import type { DlsyncJob } from "./support/dlsyncRun.ts"
 import {
+  bundleRunner,
   ensureTools,
   fmt,
   freePort,
@@ -49,13 +49,13 @@ const OUT = Path.join(DIR, "out")
 const STATE = Path.join(DIR, "state")
 const NODE = process.execPath
 const ROOT = Path.resolve(import.meta.dirname, "..")
-/** dlsync's runner, bundled by bundleRunner (its node_modules links to the project's). */
+/** dlsync's runner, bundled as the CLI ships (bundleRunner in support/tools.ts), once per bench run. */
 const RUNNER = Path.join(DIR, "runner", "dlsyncRun.mjs")
 
 const main = async () => {
   ensureTools()
   prepareData()
-  await bundleRunner()
+  await bundleRunner(Path.join(import.meta.dirname, "support", "dlsyncRun.ts"), Path.dirname(RUNNER))
   const port = await freePort()
   const nginx = await startNginx(DIR, port)
   const cdn = `http://127.0.0.1:${port}`
@@ -337,16 +337,6 @@ const cleanOut = () => {
 }
 
 const smallName = (i: number) => `${String(i).padStart(4, "0")}.bin`
-
-/** Bundles dlsyncRun.ts as the CLI ships (scripts/build.ts), once per bench run. */
-const bundleRunner = async () => {
-  const dir = Path.dirname(RUNNER)
-  Fs.rmSync(dir, { recursive: true, force: true })
-  Fs.mkdirSync(dir, { recursive: true })
-  // better-sqlite3 stays external: it resolves through this link to the project's modules.
-  Fs.symlinkSync(Path.join(ROOT, "node_modules"), Path.join(dir, "node_modules"))
-  await bundle(Path.join(import.meta.dirname, "support", "dlsyncRun.ts"), RUNNER)
-}
 
 /**
  * Starts `dlsync emulator` in its own process (its CPU is not dlsync's), with an empty

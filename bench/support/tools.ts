@@ -7,6 +7,7 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
+import { bundle } from "../../scripts/build.ts"
 
 export const TOOLS = ["nginx", "curl", "aria2c", "rclone"] as const
 
@@ -145,3 +146,17 @@ const canConnect = (port: number): Promise<boolean> =>
     })
     s.once("error", () => resolve(false))
   })
+
+/**
+ * Bundles a benchmark runner as the CLI ships (scripts/build.ts) into `dir` (emptied first),
+ * beside a link to the project's node_modules, through which the external better-sqlite3
+ * resolves. Returns the bundle's path.
+ */
+export const bundleRunner = async (entry: string, dir: string): Promise<string> => {
+  Fs.rmSync(dir, { recursive: true, force: true })
+  Fs.mkdirSync(dir, { recursive: true })
+  Fs.symlinkSync(Path.resolve(import.meta.dirname, "..", "..", "node_modules"), Path.join(dir, "node_modules"))
+  const outfile = Path.join(dir, `${Path.basename(entry, ".ts")}.mjs`)
+  await bundle(entry, outfile)
+  return outfile
+}
