@@ -19,24 +19,10 @@
  *   bearer.
  */
 
-import { NodeHttpClient } from "@effect/platform-node"
-import {
-  Clock,
-  Context,
-  Duration,
-  Effect,
-  Exit,
-  Layer,
-  Random,
-  Redacted,
-  Schema,
-  SchemaIssue,
-  Scope,
-  Stream
-} from "effect"
-import { HttpBody, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { Clock, Context, Duration, Effect, Layer, Random, Redacted, Schema, SchemaIssue } from "effect"
 import { ApiEndpoints } from "./ApiEndpoints.ts"
 import { ApiError, type ApiErrorReason, ClientValidation, Protocol, Transport, Unexpected } from "./ApiError.ts"
+import { ApiTransport, type WireFailure } from "./ApiTransport.ts"
 import { Credentials } from "./Credentials.ts"
 import { classifyFailure } from "./classifyFailure.ts"
 import { errorCodes, provablyNeverSent } from "./neverSent.ts"
@@ -120,17 +106,15 @@ export class ApiHttp extends Context.Service<
     send(request: ApiRequest): Effect.Effect<ApiResponse, ApiError>
   }
 >()("dlsync/api/ApiHttp") {
-  /** Needs an HttpClient (see `layerLive` for undici), the endpoints and the credentials. */
+  /** Needs an ApiTransport (see `layerLive` for undici), the endpoints and the credentials. */
   static readonly layer = Layer.effect(
     ApiHttp,
     Effect.gen(function* () {
-      const client = yield* HttpClient.HttpClient
+      const transport = yield* ApiTransport
       const endpoints = yield* ApiEndpoints
       const credentials = yield* Credentials
       const observer = yield* ApiObserver
       const apiOrigins = new Set([new URL(endpoints.baseUrl).origin, new URL(endpoints.authUrl).origin])
-      // Each request gets its own scope, whose closing aborts it (see withinDeadline).
-      const scopedClient = HttpClient.withScope(client)
 
       /** One exchange with one URL, redirects followed by hand for GET. */
       const exchange = Effect.fnUntraced(function* (
@@ -140,7 +124,6 @@ export class ApiHttp extends Context.Service<
         bearer: Redacted.Redacted<string> | undefined,
         settings: HttpSettings
       ): Effect.fn.Return<ApiResponse, ApiError> {
-        const timeoutMs = settings.timeoutMs
         const root = request.root === "api" ? endpoints.baseUrl : endpoints.authUrl
         const body = yield* encodeBody(request.body, operation)
         let url = new URL(root + request.path)
@@ -156,30 +139,18 @@ export class ApiHttp extends Context.Service<
           if (bearer !== undefined && apiOrigins.has(url.origin)) {
             headers.authorization = `Bearer ${Redacted.value(bearer)}`
           }
-          const outgoing = HttpClientRequest.make(request.method)(url, { headers, body })
+          if (body !== undefined) headers["content-type"] = body.contentType
           const started = yield* Clock.currentTimeMillis
-          const response = yield* withinDeadline(
-            scopedClient.execute(outgoing).pipe(
-              Effect.flatMap((res) => {
-                const headers = flatHeaders(res)
-                return Effect.map(readCapped(res, headers, settings.maxResponseBytes, operation), (text) => ({
-                  status: res.status,
-                  headers,
-                  text
-                }))
-              })
-            ),
-            timeoutMs,
-            () =>
-              new ApiError({
-                operation,
-                reason: new Transport({
-                  message: `no complete answer within ${timeoutMs} ms`,
-                  neverSent: false,
-                  timedOut: true
-                })
-              })
-          ).pipe(Effect.catchTag("HttpClientError", (e) => Effect.fail(fromHttpClientError(e, operation))))
+          const response = yield* transport
+            .exchange({
+              method: request.method,
+              url,
+              headers,
+              body: body?.bytes,
+              timeoutMs: settings.timeoutMs,
+              maxBytes: settings.maxResponseBytes
+            })
+            .pipe(Effect.mapError((failure) => fromWireFailure(failure, operation, settings, requestId)))
           const status = response.status
           const responseHeaders = response.headers
           const answeredId = responseHeaders["x-request-id"] ?? requestId
@@ -281,7 +252,7 @@ export class ApiHttp extends Context.Service<
   )
 
   /** The production graph: undici underneath. */
-  static readonly layerLive = ApiHttp.layer.pipe(Layer.provide(NodeHttpClient.layerUndici))
+  static readonly layerLive = ApiHttp.layer.pipe(Layer.provide(ApiTransport.layerUndici))
 }
 
 /** Encodes one dynamic path segment (identifiers, keys) so it cannot change the path. */
@@ -357,90 +328,47 @@ const checkRequestId = (id: string, operation: string): Effect.Effect<string, Ap
         })
       )
 
-const encodeBody = (body: RequestBody | undefined, operation: string): Effect.Effect<HttpBody.HttpBody, ApiError> => {
-  if (body === undefined) return Effect.succeed(HttpBody.empty)
+/** A request body as bytes with its media type. */
+interface EncodedBody {
+  readonly bytes: string | Uint8Array
+  readonly contentType: string
+}
+
+const encodeBody = (
+  body: RequestBody | undefined,
+  operation: string
+): Effect.Effect<EncodedBody | undefined, ApiError> => {
+  if (body === undefined) return Effect.succeed(undefined)
+  const invalid = (cause: unknown) =>
+    new ApiError({
+      operation,
+      reason: new ClientValidation({ field: "body", message: `cannot be encoded: ${String(cause)}` })
+    })
   switch (body._tag) {
     case "Form":
-      return Effect.succeed(HttpBody.urlParams(body.fields))
+      return Effect.succeed({
+        bytes: new URLSearchParams(body.fields.map(([k, v]): [string, string] => [k, v])).toString(),
+        contentType: "application/x-www-form-urlencoded"
+      })
     case "Multipart":
-      return Effect.succeed(HttpBody.formData(body.form))
+      // The platform's own multipart encoder (boundary and all), read into memory: uploads are small files.
+      return Effect.tryPromise({
+        try: async () => {
+          const encoded = new Response(body.form)
+          return {
+            bytes: new Uint8Array(await encoded.arrayBuffer()),
+            contentType: encoded.headers.get("content-type") ?? "multipart/form-data"
+          }
+        },
+        catch: invalid
+      })
     case "Json":
       return Effect.try({
-        try: () => HttpBody.text(JSON.stringify(body.value), "application/json"),
-        catch: (cause) =>
-          new ApiError({
-            operation,
-            reason: new ClientValidation({ field: "body", message: `cannot be encoded as JSON: ${String(cause)}` })
-          })
+        try: () => ({ bytes: JSON.stringify(body.value), contentType: "application/json" }),
+        catch: invalid
       })
   }
 }
-
-/**
- * Runs `exchange` (request and whole body) on the current fiber, giving it a scope whose
- * closing aborts the request; a timer fiber closes that scope after `timeoutMs`, and the
- * abort then fails as `onTimeout()`. Not `Effect.timeout`, which runs the exchange on a
- * child fiber: the responses read there outlived young-generation GCs, which grew V8's
- * young generation to its 64 MB maximum while indexing 100,000 items (bench/index.ts:
- * 281 MB peak RSS, 190 MB this way).
- */
-const withinDeadline = <A, E>(
-  exchange: Effect.Effect<A, E, Scope.Scope>,
-  timeoutMs: number,
-  onTimeout: () => ApiError
-): Effect.Effect<A, E | ApiError> =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const request = yield* Scope.fork(yield* Scope.Scope)
-      let expired = false
-      yield* Effect.forkScoped(
-        Effect.sleep(Duration.millis(timeoutMs)).pipe(
-          Effect.andThen(
-            Effect.suspend(() => {
-              expired = true
-              return Scope.close(request, Exit.void)
-            })
-          )
-        ),
-        { startImmediately: true }
-      )
-      const exit = yield* Effect.exit(Scope.provide(exchange, request))
-      if (expired && Exit.isFailure(exit)) return yield* onTimeout()
-      return yield* exit
-    })
-  )
-
-/** The body as text, failing as Protocol once it exceeds `max` bytes (declared or streamed). */
-const readCapped = (
-  res: HttpClientResponse.HttpClientResponse,
-  headers: Readonly<Record<string, string>>,
-  max: number,
-  operation: string
-): Effect.Effect<string, ApiError | HttpClientError.HttpClientError> => {
-  const tooLarge = () =>
-    new ApiError({
-      operation,
-      reason: new Protocol({
-        status: res.status,
-        message: `response body exceeds ${max} bytes`,
-        ...(headers["x-request-id"] !== undefined ? { requestId: headers["x-request-id"] } : {})
-      })
-    })
-  const declared = Number(headers["content-length"] ?? "0")
-  if (declared > max) return Effect.fail(tooLarge())
-  return Stream.runFoldEffect(
-    res.stream,
-    () => ({ chunks: [] as Uint8Array[], size: 0 }),
-    (acc, chunk) => {
-      acc.size += chunk.byteLength
-      if (acc.size > max) return Effect.fail(tooLarge())
-      acc.chunks.push(chunk)
-      return Effect.succeed(acc)
-    }
-  ).pipe(Effect.map((acc) => textDecoder.decode(acc.chunks.length === 1 ? acc.chunks[0] : Buffer.concat(acc.chunks))))
-}
-
-const textDecoder = new TextDecoder()
 
 /** The status an attempt was answered with; "network" without an answer; undefined if never sent. */
 const answeredStatus = (error: ApiError): number | "network" | undefined => {
@@ -453,12 +381,6 @@ const answeredStatus = (error: ApiError): number | "network" | undefined => {
 const lowerKeys = (headers: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))
 
-const flatHeaders = (res: HttpClientResponse.HttpClientResponse): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(res.headers)) out[k.toLowerCase()] = v
-  return out
-}
-
 const parseJsonOrUndefined = (text: string): unknown => {
   try {
     return text === "" ? undefined : JSON.parse(text)
@@ -467,22 +389,37 @@ const parseJsonOrUndefined = (text: string): unknown => {
   }
 }
 
-const fromHttpClientError = (e: HttpClientError.HttpClientError, operation: string): ApiError => {
+const fromWireFailure = (
+  failure: WireFailure,
+  operation: string,
+  settings: HttpSettings,
+  requestId: string
+): ApiError => {
   const reason: ApiErrorReason = (() => {
-    switch (e.reason._tag) {
-      case "InvalidUrlError":
-        return new ClientValidation({ field: "url", message: "the request URL is invalid" })
-      case "EncodeError":
-        return new ClientValidation({ field: "body", message: "the request body cannot be encoded" })
-      case "TransportError": {
-        const codes = errorCodes(e.reason.cause)
+    switch (failure.stage) {
+      case "invalid":
+        return new ClientValidation({ field: "request", message: `cannot be sent: ${String(failure.cause)}` })
+      case "connect": {
+        const codes = errorCodes(failure.cause)
         return new Transport({
           message: `connection failed${codes.length > 0 ? ` (${codes.join(", ")})` : ""}`,
-          neverSent: provablyNeverSent(e.reason.cause),
+          neverSent: provablyNeverSent(failure.cause),
           timedOut: codes.some((c) => c.includes("TIMEOUT"))
         })
       }
-      default:
+      case "timeout":
+        return new Transport({
+          message: `no complete answer within ${settings.timeoutMs} ms`,
+          neverSent: false,
+          timedOut: true
+        })
+      case "too-large":
+        return new Protocol({
+          status: failure.status ?? 0,
+          message: `response body exceeds ${settings.maxResponseBytes} bytes`,
+          requestId: failure.headers["x-request-id"] ?? requestId
+        })
+      case "body":
         return new Transport({
           message: "the response could not be read to the end",
           neverSent: false,

@@ -12,10 +12,10 @@
  * - Discovery runs at most once per layer, on first use.
  */
 import { Context, Effect, Layer } from "effect"
-import type { HttpClient } from "effect/http"
 import { ApiEndpoints } from "../api/ApiEndpoints.ts"
 import { ApiError, ClientValidation } from "../api/ApiError.ts"
 import { ApiHttp, decodeBody } from "../api/ApiHttp.ts"
+import type { ApiTransport } from "../api/ApiTransport.ts"
 import { Credentials } from "../api/Credentials.ts"
 import { grantFields, makeOAuthApi, type TokenGrant } from "../api/oauth.ts"
 import { DeviceAuthorization, TokenResponse } from "../api/schemas/oauth.ts"
@@ -39,8 +39,8 @@ export class OAuthEndpoints extends Context.Service<
     token(grant: TokenGrant): Effect.Effect<TokenResponse, ApiError>
   }
 >()("dlsync/auth/OAuthEndpoints") {
-  /** Needs the endpoints and an HttpClient; uses its own ApiHttp that never sends a bearer. */
-  static readonly layer: Layer.Layer<OAuthEndpoints, never, ApiEndpoints | HttpClient.HttpClient> = Layer.effect(
+  /** Needs the endpoints and an ApiTransport; uses its own ApiHttp that never sends a bearer. */
+  static readonly layer: Layer.Layer<OAuthEndpoints, never, ApiEndpoints | ApiTransport> = Layer.effect(
     OAuthEndpoints,
     Effect.gen(function* () {
       const http = yield* ApiHttp

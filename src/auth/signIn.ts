@@ -7,11 +7,11 @@
  * with the new access token against base_url only.
  */
 import { Clock, Effect, Layer } from "effect"
-import type { HttpClient } from "effect/http"
 import { ApiClient } from "../api/ApiClient.ts"
 import { ApiEndpoints } from "../api/ApiEndpoints.ts"
 import type { ApiError } from "../api/ApiError.ts"
 import { ApiHttp } from "../api/ApiHttp.ts"
+import type { ApiTransport } from "../api/ApiTransport.ts"
 import { Credentials } from "../api/Credentials.ts"
 import type { Account } from "../api/schemas/account.ts"
 import type { DeviceLoginFailed, TokenStoreError } from "./AuthError.ts"
@@ -30,7 +30,7 @@ export const signIn = Effect.fn("signIn")(function* (
 ): Effect.fn.Return<
   SignInResult,
   DeviceLoginFailed | ApiError | TokenStoreError,
-  OAuthEndpoints | TokenStore | ApiEndpoints | HttpClient.HttpClient
+  OAuthEndpoints | TokenStore | ApiEndpoints | ApiTransport
 > {
   const store = yield* TokenStore
   const { authUrl } = yield* ApiEndpoints

@@ -4,10 +4,10 @@
  * state dir and prints the account. Refusal or an expired code fail with
  * DeviceLoginFailed (exit 77); a missing `service.client_id` is a ConfigError (exit 78).
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import { Console, Effect, Layer, Option } from "effect"
 import { Command } from "effect/cli"
 import { ApiEndpoints } from "../api/ApiEndpoints.ts"
+import { ApiTransport } from "../api/ApiTransport.ts"
 import type { DeviceAuthorization } from "../api/schemas/oauth.ts"
 import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
 import { renderQrCode } from "../auth/qrCode.ts"
@@ -38,7 +38,7 @@ export const loginCommand = Command.make(
           Layer.provideMerge(
             ApiEndpoints.layer({ baseUrl: config.service.base_url, authUrl: config.service.auth_url })
           ),
-          Layer.provideMerge(NodeHttpClient.layerUndici)
+          Layer.provideMerge(ApiTransport.layerUndici)
         )
       )
     )

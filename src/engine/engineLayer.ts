@@ -12,11 +12,11 @@
  * `runLayer` adds the instance lock (one dlsync per state dir), taken before the database
  * is opened; `storeLayer` is the store alone, for `status` and `restore`.
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import { ApiEndpoints } from "../api/ApiEndpoints.ts"
 import type { ApiError } from "../api/ApiError.ts"
+import { ApiTransport } from "../api/ApiTransport.ts"
 import type { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { mirrorAppStateLayer } from "../appstate/mirrorAppState.ts"
 import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
@@ -102,7 +102,7 @@ export const runLayer = (
       credentialsFromConfig(config, login).pipe(
         Layer.provide(OAuthEndpoints.layer),
         Layer.provide(ApiEndpoints.layer({ baseUrl: config.service.base_url, authUrl: config.service.auth_url })),
-        Layer.provide(NodeHttpClient.layerUndici)
+        Layer.provide(ApiTransport.layerUndici)
       )
     )
   )

@@ -1,11 +1,10 @@
 import * as Net from "node:net"
-import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Redacted, References } from "effect"
-import { HttpClient } from "effect/http"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { ApiEndpoints } from "../../src/api/ApiEndpoints.ts"
 import { ApiHttp, REQUEST_ID_PATTERN } from "../../src/api/ApiHttp.ts"
+import { ApiTransport } from "../../src/api/ApiTransport.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { account, downloadId as did, fileId as fid, fileRecord, selectionId } from "./fixtures.ts"
 import {
@@ -312,12 +311,18 @@ describe("ApiHttp: retries", () => {
       const port = yield* freePort
       let attempts = 0
       const counting = Layer.effect(
-        HttpClient.HttpClient,
+        ApiTransport,
         Effect.gen(function* () {
-          const client = yield* HttpClient.HttpClient
-          return HttpClient.tapRequest(client, () => Effect.sync(() => void attempts++))
+          const transport = yield* ApiTransport
+          return ApiTransport.of({
+            exchange: (request) =>
+              Effect.suspend(() => {
+                attempts++
+                return transport.exchange(request)
+              })
+          })
         })
-      ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      ).pipe(Layer.provide(ApiTransport.layerUndici))
       const layer = ApiClient.layer.pipe(
         Layer.provide(ApiHttp.layer),
         Layer.provide(counting),

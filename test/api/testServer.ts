@@ -3,11 +3,11 @@
  * recorded (method, path with query, headers, body) and answered by the test's handler.
  */
 import * as Http from "node:http"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Redacted, type Scope } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { ApiEndpoints } from "../../src/api/ApiEndpoints.ts"
 import { ApiHttp, ApiHttpSettings, type HttpSettings } from "../../src/api/ApiHttp.ts"
+import { ApiTransport } from "../../src/api/ApiTransport.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 
 export interface Recorded {
@@ -102,7 +102,7 @@ export const clientLayer = (
   } = {}
 ) => {
   const http = ApiHttp.layer.pipe(
-    Layer.provide(NodeHttpClient.layerUndici),
+    Layer.provide(ApiTransport.layerUndici),
     Layer.provide(ApiEndpoints.layer({ baseUrl: `${origin}/api/v1`, authUrl: options.authOrigin ?? origin })),
     Layer.provide(options.credentials ?? Credentials.apiKey(Redacted.make(API_KEY)))
   )

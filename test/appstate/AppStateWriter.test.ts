@@ -194,14 +194,19 @@ describe("AppStateWriter", () => {
         const writer = yield* AppStateWriter
         yield* writer.report(fileId(file.id), entry("complete", 100))
         const drained = yield* Effect.forkChild(writer.drain)
-        // Every attempt is refused (401); drain waits AUTH_BACKOFF_MS twice, then stops.
-        for (let attempt = 1; attempt <= 3; attempt++) {
-          yield* Effect.promise(() =>
-            waitUntil(() => e.control.requests().filter((r) => r.status === 401).length >= attempt)
-          )
+        // Every attempt is refused (401); drain waits AUTH_BACKOFF_MS twice, then stops. The
+        // writer's own background pass is refused too, so the refusals alone do not tell
+        // where the drain is: the clock moves on (after the refusal had time to come back)
+        // until the drain ends.
+        let backoffs = 0
+        for (; drained.pollUnsafe() === undefined; backoffs++) {
+          assert.isBelow(backoffs, 10, "the drain never gave up")
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
           yield* TestClock.adjust(AUTH_BACKOFF_MS)
         }
         assert.isFalse(yield* Fiber.join(drained))
+        assert.isAtLeast(backoffs, 2, "gave up before waiting out DRAIN_MAX_WAIT_MS")
+        assert.isAtLeast(e.control.requests().filter((r) => r.status === 401).length, 3)
         assert.strictEqual(yield* (yield* AppStateOutbox).size, 1)
       }).pipe(Effect.provide(writerLayer(e, "at_not_valid"), { local: true }))
     })

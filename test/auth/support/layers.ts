@@ -1,9 +1,9 @@
 /** Client layers aimed at an emulator's URLs (no emulator import: child processes load this). */
-import { NodeHttpClient } from "@effect/platform-node"
 import { Layer } from "effect"
 import { ApiClient } from "../../../src/api/ApiClient.ts"
 import { ApiEndpoints } from "../../../src/api/ApiEndpoints.ts"
 import { ApiHttp, ApiHttpSettings, type HttpSettings } from "../../../src/api/ApiHttp.ts"
+import { ApiTransport } from "../../../src/api/ApiTransport.ts"
 import { OAuthCredentials } from "../../../src/auth/OAuthCredentials.ts"
 import { OAuthEndpoints } from "../../../src/auth/OAuthEndpoints.ts"
 import { TokenStore } from "../../../src/auth/TokenStore.ts"
@@ -24,7 +24,7 @@ export interface Urls {
 export const transportLayer = (e: Urls) =>
   Layer.mergeAll(
     ApiEndpoints.layer({ baseUrl: e.baseUrl, authUrl: e.authUrl }),
-    NodeHttpClient.layerUndici,
+    ApiTransport.layerUndici,
     Layer.succeed(ApiHttpSettings, FAST_SETTINGS)
   ).pipe(Layer.orDie)
 

@@ -1,0 +1,165 @@
+/**
+ * The API client's wire on its own, against real HTTP servers on 127.0.0.1: what it
+ * collects, how far an exchange got when it fails, and that interruption and the deadline
+ * really end the request on the socket.
+ */
+import * as Http from "node:http"
+import type * as Net from "node:net"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber } from "effect"
+import { ApiTransport, type WireRequest } from "../../src/api/ApiTransport.ts"
+import { provablyNeverSent } from "../../src/api/neverSent.ts"
+
+/** A server on a free loopback port, closed with the test's scope. */
+const serve = (handler: Http.RequestListener) =>
+  Effect.acquireRelease(
+    Effect.promise(
+      () =>
+        new Promise<{ server: Http.Server; url: URL }>((resolve) => {
+          const server = Http.createServer(handler)
+          server.listen(0, "127.0.0.1", () => {
+            const address = server.address() as Net.AddressInfo
+            resolve({ server, url: new URL(`http://127.0.0.1:${address.port}/api/thing?x=1`) })
+          })
+        })
+    ),
+    ({ server }) =>
+      Effect.promise(() => {
+        server.closeAllConnections()
+        return new Promise<void>((resolve) => server.close(() => resolve()))
+      })
+  )
+
+const request = (url: URL, overrides: Partial<WireRequest> = {}): WireRequest => ({
+  method: "GET",
+  url,
+  headers: { accept: "application/json" },
+  body: undefined,
+  timeoutMs: 5_000,
+  maxBytes: 1024 * 1024,
+  ...overrides
+})
+
+const exchange = (r: WireRequest) =>
+  Effect.gen(function* () {
+    const transport = yield* ApiTransport
+    return yield* transport.exchange(r)
+  })
+
+/** One pool for the whole test, as in production: a connection closes only if the exchange ends it. */
+const withPool = <A, E, R>(test: Effect.Effect<A, E, R>) => test.pipe(Effect.provide(ApiTransport.layerUndici))
+
+describe("ApiTransport", () => {
+  it.live(
+    "sends method, path with query, headers and body; joins repeated headers; decodes UTF-8 split across chunks",
+    () =>
+      withPool(
+        Effect.gen(function* () {
+          const seen: Array<{
+            method: string | undefined
+            url: string | undefined
+            type: string | undefined
+            body: string
+          }> = []
+          const { url } = yield* serve((req, res) => {
+            let body = ""
+            req.setEncoding("utf8")
+            req.on("data", (c) => (body += c))
+            req.on("end", () => {
+              seen.push({ method: req.method, url: req.url, type: req.headers["content-type"], body })
+              res.setHeader("X-Multi", ["a", "b"])
+              const text = Buffer.from('{"name":"café"}')
+              const cut = text.indexOf(0xc3) + 1 // inside the two bytes of "é"
+              res.write(text.subarray(0, cut))
+              setTimeout(() => res.end(text.subarray(cut)), 20)
+            })
+          })
+          const answer = yield* exchange(
+            request(url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":1}' })
+          )
+          assert.strictEqual(answer.status, 200)
+          assert.strictEqual(answer.headers["x-multi"], "a, b")
+          assert.strictEqual(answer.text, '{"name":"café"}')
+          assert.deepStrictEqual(seen, [
+            { method: "POST", url: "/api/thing?x=1", type: "application/json", body: '{"a":1}' }
+          ])
+        })
+      )
+  )
+
+  it.live("a refused connection fails at the connect stage, provably never sent", () =>
+    withPool(
+      Effect.gen(function* () {
+        const { server, url } = yield* serve(() => undefined)
+        yield* Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+        const failure = yield* Effect.flip(exchange(request(url)))
+        assert.strictEqual(failure.stage, "connect")
+        assert.isTrue(provablyNeverSent(failure.cause))
+      })
+    )
+  )
+
+  it.live("an answer that breaks off inside its body fails at the body stage, with its status", () =>
+    withPool(
+      Effect.gen(function* () {
+        const { url } = yield* serve((_req, res) => {
+          res.writeHead(200, { "content-length": "1000" })
+          res.write("x".repeat(10), () => res.socket?.destroy())
+        })
+        const failure = yield* Effect.flip(exchange(request(url)))
+        assert.strictEqual(failure.stage, "body")
+        assert.strictEqual(failure.status, 200)
+        assert.isFalse(provablyNeverSent(failure.cause))
+      })
+    )
+  )
+
+  it.live("a body over the cap fails as too-large, whether declared or streamed", () =>
+    withPool(
+      Effect.gen(function* () {
+        for (const declared of [true, false]) {
+          const { url } = yield* serve((_req, res) => {
+            if (declared) res.setHeader("content-length", "2048")
+            res.end("y".repeat(2048))
+          })
+          const failure = yield* Effect.flip(exchange(request(url, { maxBytes: 1024 })))
+          assert.strictEqual(failure.stage, "too-large")
+          assert.strictEqual(failure.status, 200)
+        }
+      })
+    )
+  )
+
+  it.live("the deadline ends a stalled body and closes the connection", () =>
+    withPool(
+      Effect.gen(function* () {
+        const closed = yield* Deferred.make<void>()
+        const { url } = yield* serve((req, res) => {
+          req.socket.on("close", () => Deferred.doneUnsafe(closed, Effect.void))
+          res.writeHead(200, { "content-length": "100" })
+          res.write("z")
+        })
+        const failure = yield* Effect.flip(exchange(request(url, { timeoutMs: 300 })))
+        assert.strictEqual(failure.stage, "timeout")
+        yield* Deferred.await(closed).pipe(Effect.timeout("5 seconds"))
+      })
+    )
+  )
+
+  it.live("interruption aborts the request: the server sees its connection close", () =>
+    withPool(
+      Effect.gen(function* () {
+        const received = yield* Deferred.make<void>()
+        const closed = yield* Deferred.make<void>()
+        const { url } = yield* serve((req) => {
+          req.socket.on("close", () => Deferred.doneUnsafe(closed, Effect.void))
+          Deferred.doneUnsafe(received, Effect.void)
+        })
+        const fiber = yield* Effect.forkChild(exchange(request(url)))
+        yield* Deferred.await(received)
+        yield* Fiber.interrupt(fiber)
+        yield* Deferred.await(closed).pipe(Effect.timeout("5 seconds"))
+      })
+    )
+  )
+})
