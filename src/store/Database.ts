@@ -8,12 +8,13 @@
  * - WAL journal, synchronous=FULL (a committed page or cursor survives power loss),
  *   foreign keys on, busy_timeout set.
  * - A schema newer than SCHEMA_VERSION fails with SchemaTooNew before anything is written;
- *   each migration runs in one transaction together with its `user_version` bump.
+ *   each migration runs in one transaction together with its `user_version` bump, and
+ *   processes opening the same fresh state dir at once apply each migration once.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import BetterSqlite3 from "better-sqlite3"
-import { Context, Effect, Layer, Predicate } from "effect"
+import { Context, Effect, Layer, Predicate, Schedule } from "effect"
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts"
 import { SchemaTooNew, StoreOpenError } from "./StoreError.ts"
 
@@ -62,17 +63,33 @@ export const openDatabase = Effect.fnUntraced(function* (
     db.close()
     return yield* new SchemaTooNew({ path, found: version, supported: SCHEMA_VERSION })
   }
+  // Switching a new file to WAL needs it to itself: while another process opening the same
+  // fresh state dir holds it, SQLite answers BUSY at once (no busy handler) or keeps the old
+  // mode. Asked again until it holds.
   yield* Effect.try({
     try: () => {
-      db.pragma("journal_mode = WAL")
+      const mode = db.pragma("journal_mode = WAL", { simple: true })
+      if (mode !== "wal") throw new Error(`journal mode stays ${String(mode)}: the database is busy`)
+    },
+    catch: (e) => e
+  }).pipe(
+    Effect.retry({ while: isBusy, schedule: Schedule.spaced("20 millis"), times: BUSY_TIMEOUT_MS / 20 }),
+    Effect.mapError(fail),
+    Effect.tapError(() => Effect.sync(() => db.close()))
+  )
+  yield* Effect.try({
+    try: () => {
       db.pragma("synchronous = FULL")
       db.pragma("foreign_keys = ON")
       for (const migration of MIGRATIONS) {
         if (migration.version <= version) continue
+        // Under the write lock, the version read again: another process opening the same
+        // fresh state dir (a `status` beside a starting run) may have applied it meanwhile.
         db.transaction(() => {
+          if (readUserVersion(db) >= migration.version) return
           db.exec(migration.sql)
           db.pragma(`user_version = ${migration.version}`)
-        })()
+        }).immediate()
       }
       // SQLite gives -wal/-shm the database's mode; make sure of it all the same.
       for (const suffix of ["-wal", "-shm"]) {
@@ -91,5 +108,9 @@ const readUserVersion = (db: BetterSqlite3.Database): number => {
   if (!Predicate.isNumber(value)) throw new Error(`unexpected user_version ${String(value)}`)
   return value
 }
+
+const isBusy = (e: unknown): boolean =>
+  (e instanceof BetterSqlite3.SqliteError && e.code === "SQLITE_BUSY") ||
+  (e instanceof Error && e.message.endsWith("the database is busy"))
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))

@@ -1,3 +1,4 @@
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -39,6 +40,45 @@ describe("Database", () => {
         })
       )
     })
+  )
+
+  it.live(
+    "processes opening a fresh state dir at once all get the migrated database (status beside a starting run)",
+    () =>
+      Effect.gen(function* () {
+        const dir = Path.join(tempDir(), "state")
+        const database = Path.resolve(import.meta.dirname, "../../src/store/Database.ts")
+        // Each child loads first, then all open at the same instant.
+        const openAt = Date.now() + 3_000
+        const opener = `
+        import { Effect } from "effect"
+        import { openDatabase } from ${JSON.stringify(database)}
+        while (Date.now() < ${openAt}) {}
+        const { db } = await Effect.runPromise(openDatabase(${JSON.stringify(dir)}))
+        console.log(db.pragma("user_version", { simple: true }), db.pragma("journal_mode", { simple: true }))`
+        const exits = yield* Effect.promise(() =>
+          Promise.all(
+            Array.from(
+              { length: 6 },
+              () =>
+                new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+                  const child = ChildProcess.spawn(process.execPath, ["--input-type=module", "-e", opener], {
+                    cwd: Path.resolve(import.meta.dirname, "../..")
+                  })
+                  let out = ""
+                  let err = ""
+                  child.stdout.on("data", (d) => (out += d))
+                  child.stderr.on("data", (d) => (err += d))
+                  child.on("close", (code) => resolve({ code, out, err }))
+                })
+            )
+          )
+        )
+        for (const exit of exits) {
+          assert.strictEqual(exit.code, 0, exit.err)
+          assert.strictEqual(exit.out.trim(), `${SCHEMA_VERSION} wal`)
+        }
+      })
   )
 
   it.effect("refuses a database written by a newer dlsync and leaves it untouched", () =>
