@@ -1,18 +1,43 @@
 /**
- * The daemon: one full pass at start, then a poll every `sync.poll_interval` (±10 %
- * jitter) until interrupted (SIGTERM/SIGINT: the runtime interrupts this fiber, transfers
- * abort at their last durable offset, the store is consistent after every transaction).
+ * The daemon: a full pass at start, then a poll every `sync.poll_interval` (±10 % jitter)
+ * until interrupted (SIGTERM/SIGINT: the runtime interrupts this fiber and the reconcile
+ * under way, transfers abort at their last durable offset, the store is consistent after
+ * every transaction). The schedule is daemonLoop.ts; this file says what a poll and a
+ * reconcile are, and reports them.
  *
- *   start ─► full pass ─► wait ─┬─ poll interval (jittered)
- *                 ▲              ├─ SIGHUP / SIGUSR1 (poll now)
- *                 │              └─ a change under the root (chokidar, settled 2 s)
- *                 │                      │
- *                 │                      ▼
- *                 │              catch up (one request when idle)
- *                 └── reconcile ◄── only if the store changed, the root changed, failures are
- *                                   due for a retry, or a full listing is due (listing mode)
+ *   start ─► catch up (full) ─► reconcile ─► ends: the next one starts at once if a poll
+ *                                   │          during it owed one, else when a poll owes one
+ *                                   │ while it runs, and between reconciles alike:
+ *                                   ▼
+ *            wait ─┬─ poll interval (jittered)
+ *                  ├─ SIGHUP / SIGUSR1 (poll now)
+ *                  └─ a change under the root (chokidar, settled 2 s)
+ *                         │
+ *                         ▼
+ *            catch up (one request when idle) ─► a reconcile is owed if the store changed,
+ *                                                the root changed, failures are due for a
+ *                                                retry, a full listing completed (listing
+ *                                                mode) or a signal asked
  *
  * An idle poll is one request and no disk walk.
+ *
+ * Why a catch-up may change the store while a reconcile works on a plan made before it:
+ * - They write different tables. A catch-up writes feed_state and remote_items (and appends
+ *   events); a reconcile writes local_entries, locally_deleted, pending_op, held_deletes
+ *   (and appends events). Each Store method is one synchronous better-sqlite3 call (one
+ *   statement or one transaction), so no fiber sees half of one.
+ * - The plan is made from the store between catch-ups: MirrorPass takes one permit for a
+ *   catch-up and for the plan and its local actions (feed state, remote items, local
+ *   entries are read by separate calls), and the daemon starts a reconcile only after a
+ *   catch-up that completed. So no removal is planned from a listing under way.
+ * - Only the downloads overlap catch-ups, and they use the plan's remote item, not the row:
+ *   a file lands only through LocalOps.land, which re-checks that the path still holds what
+ *   the plan expected; its entry records the remote version it was planned for, so an
+ *   item the catch-up changed meanwhile has new content for the next plan, and one it
+ *   deleted fails its link (404) or lands and is trashed by the next plan (ours, unchanged,
+ *   reversible). Trash, delete and rename re-check a fresh lstat whatever the remote did.
+ * - A catch-up during a reconcile is the same as one between passes: pages commit with
+ *   their cursor, rows absent from a listing go only when it completes.
  *
  * What the daemon reports as it goes (the layers come from cli/run.ts):
  * - systemd (SdNotify): READY=1 once started (the lock is held, the store open and the
@@ -34,9 +59,11 @@ import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
+import type { LocalOpError, RootUnavailable } from "../sync/localOps.ts"
 import { DLSYNC_DIR } from "../sync/tree.ts"
 import { forEachTransferEvent, ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
+import { type PollOutcome, runDaemonLoop, type Wake } from "./daemonLoop.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
 import { LOGIN_REQUIRED_EVENT, SIGNED_IN_EVENT } from "./statusDocument.ts"
@@ -52,8 +79,6 @@ export const RETRY_FAILED_POLLS = 5
 
 /** How often the transfer rate and queue depth gauges are sampled. */
 export const TRANSFER_SAMPLE_INTERVAL = "2 seconds"
-
-type Wake = "timer" | "signal" | "local"
 
 export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const pass = yield* MirrorPass
@@ -138,7 +163,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     })
     yield* Effect.logInfo("signed in again")
   })
-  /** Whether the last pass left the mirror in line (no failure, no held delete). */
+  /** Whether the last pass left the mirror in line (no failure, no held delete); false while one runs. */
   let inLine = false
   const passDone = Effect.fnUntraced(function* (report: ReconcileReport) {
     const message = describeReport(report)
@@ -153,63 +178,55 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   // Added last, so it runs first when shutdown closes the scope.
   yield* Effect.addFinalizer(() => notify.stopping)
 
-  let lastFull = Date.now()
+  let lastFull = yield* Clock.currentTimeMillis
+  /** When the last pass ended with failures; null when it had none, or a pass runs. */
   let failedAt: number | null = null
-  // pass.run in two steps, so readiness follows the catch-up, not a long first download.
-  const full = yield* pass.catchUp({ fullListing: true, probeFeed: true }).pipe(
-    Effect.tap(() => caughtUp),
-    Effect.andThen(pass.reconcile({ allowBigDelete: false })),
-    Effect.tap(passDone),
-    Effect.tapError((error) => (error._tag === "ApiError" ? refused(error) : Effect.void)),
-    Effect.catchTag("ApiError", (error) =>
-      isTransient(error)
-        ? Effect.logWarning(`service unreachable, retrying at the next poll: ${error.message}`).pipe(
-            Effect.andThen(notify.status(`service unreachable: ${error.message}`)),
-            Effect.as(null)
-          )
-        : isLoginRequired(error)
-          ? waitForLogin(error).pipe(Effect.as(null))
-          : Effect.fail(error)
-    )
-  )
-  if (full === null || full.failures.length > 0) failedAt = Date.now()
 
-  while (true) {
-    const jitter = 0.9 + 0.2 * (yield* Random.next)
-    const reason = yield* Queue.take(wake).pipe(
-      Effect.timeoutOption(Math.round(settings.pollInterval * jitter)),
-      Effect.map((o) => (o._tag === "Some" ? o.value : ("timer" as const)))
-    )
-    const now = Date.now()
-    const fullListing = now - lastFull >= settings.listingInterval
-    const caught = yield* Effect.result(pass.catchUp({ fullListing, probeFeed: false }))
+  const poll = Effect.fnUntraced(function* (reason: Wake): Effect.fn.Return<PollOutcome, ApiError> {
+    const now = yield* Clock.currentTimeMillis
+    const start = reason === "start"
+    const fullListing = start || now - lastFull >= settings.listingInterval
+    const caught = yield* Effect.result(pass.catchUp({ fullListing, probeFeed: start }))
     if (caught._tag === "Failure") {
       const error = caught.failure
       yield* refused(error)
       if (isLoginRequired(error)) {
         yield* waitForLogin(error)
-        continue
+        return "failed"
       }
       if (!isTransient(error)) return yield* error
-      yield* Effect.logWarning(`poll failed, retrying at the next poll: ${error.message}`)
-      yield* notify.status(`poll failed: ${error.message}`)
-      continue
+      const what = start ? "service unreachable" : "poll failed"
+      yield* Effect.logWarning(`${what}, retrying at the next poll: ${error.message}`)
+      yield* notify.status(`${what}: ${error.message}`)
+      return "failed"
     }
     yield* caughtUp
     if (fullListing && caught.success.mode === "listing") lastFull = now
     const remote = caught.success
     const storeChanged = remote.upserted + remote.deleted + remote.removedUnlisted > 0 || remote.listingCompleted
     const retryDue = failedAt !== null && now - failedAt >= RETRY_FAILED_POLLS * settings.pollInterval
-    if (!storeChanged && !localChanged && !retryDue && reason !== "signal") {
-      // Nothing changed: a mirror in line is still in line.
-      if (inLine) yield* metrics.syncSucceeded
-      continue
-    }
+    if (storeChanged || localChanged || retryDue || reason === "signal") return "reconcile"
+    // Nothing changed: a mirror in line is still in line.
+    if (inLine) yield* metrics.syncSucceeded
+    return "idle"
+  })
+
+  const reconcile = Effect.gen(function* () {
+    // What a reconcile owes is settled by this one; changes from now on owe the next.
     localChanged = false
+    inLine = false
+    failedAt = null
     const report = yield* pass.reconcile({ allowBigDelete: false })
     yield* passDone(report)
-    failedAt = report.failures.length > 0 ? Date.now() : null
-  }
+    if (report.failures.length > 0) failedAt = yield* Clock.currentTimeMillis
+  })
+
+  return yield* runDaemonLoop<ApiError | RootUnavailable | LocalOpError>({
+    wakes: wake,
+    nextPollIn: Effect.map(Random.next, (r) => Math.round(settings.pollInterval * (0.9 + 0.2 * r))),
+    poll,
+    reconcile
+  })
 })
 
 // ---------------------------------------------------------------------------------------

@@ -10,6 +10,10 @@
  * Invariants:
  * - The root is checked before anything is read or created in it (RootUnavailable when it
  *   looks unmounted); the case probe runs only after that check.
+ * - A catch-up and the making of a plan (with its local actions) never overlap: the plan reads
+ *   the feed state, the remote items and the local entries in separate calls, so it must not
+ *   see a catch-up between pages. The downloads may overlap catch-ups (the daemon polls while
+ *   a reconcile downloads; see Daemon.ts for why that is safe).
  * - Removals follow only from a complete listing (the store's `listingComplete`); a held big
  *   delete removes nothing and stays recorded for `status` until a pass clears it.
  * - A pass reports every failed action, failed download and unplaceable item with its reason.
@@ -17,7 +21,7 @@
  *   for a locked file, `skipped` with the reason otherwise; a file outside the filters
  *   (`filtered`) is not this mirror's and gets none.
  */
-import { Context, DateTime, Effect, Layer } from "effect"
+import { Context, DateTime, Effect, Layer, Semaphore } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { Store } from "../store/Store.ts"
@@ -102,6 +106,9 @@ export class MirrorPass extends Context.Service<
       const settings = yield* EngineSettings
       const progress = yield* FileProgress
       const context = yield* Effect.context<Store | LocalOps | DownloadQueue>()
+      // Held by each catch-up, and by each plan with its local actions (not its downloads).
+      const remoteTurn = yield* Semaphore.make(1)
+      const catchUp = (options: CatchUpOptions) => Semaphore.withPermit(remoteTurn, remoteSync.catchUp(options))
 
       const reportSkips = Effect.fnUntraced(function* (actions: ReadonlyArray<Action>) {
         for (const action of actions) {
@@ -128,7 +135,7 @@ export class MirrorPass extends Context.Service<
           now,
           trashDays: settings.trashDays,
           allowBigDelete: options.allowBigDelete
-        }).pipe(Effect.provide(context))
+        }).pipe(Effect.provide(context), Semaphore.withPermit(remoteTurn))
         yield* reportSkips(pass.actions)
         const queued = pass.actions.filter((a) => a._tag === "Download")
         if (options.onPlan !== undefined) {
@@ -189,12 +196,12 @@ export class MirrorPass extends Context.Service<
       })
 
       const run = Effect.fn("MirrorPass.run")(function* (options: PassOptions) {
-        const remote = yield* remoteSync.catchUp(options)
+        const remote = yield* catchUp(options)
         const report = yield* reconcile(options)
         return { ...report, remote }
       })
 
-      return MirrorPass.of({ catchUp: remoteSync.catchUp, reconcile, run })
+      return MirrorPass.of({ catchUp, reconcile, run })
     })
   )
 }
