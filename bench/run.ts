@@ -3,6 +3,11 @@
  * side in one run, all reading the same bytes from one nginx on a loopback port.
  *
  *   node bench/run.ts [--runs 3] [--only big|small|resume] [--size-mib 2048] [--small 2000]
+ *                     [--profile DIR] [--split-links] [--verbose]
+ * Diagnostics: `--profile DIR` has dlsync's runner write a V8 CPU profile per run into DIR;
+ * `--split-links` has it ask for every link first and report that phase apart (its own
+ * `links` line, shown with `--verbose`) from the transfers; `--verbose` prints the runner's
+ * own output.
  *
  * dlsync takes its links from its own service emulator (in its own process), whose links
  * point at the nginx (`--cdn-base`), and runs bundled as the CLI ships.
@@ -34,7 +39,10 @@ const { values: args } = parseArgs({
     runs: { type: "string", default: "3" },
     only: { type: "string" },
     "size-mib": { type: "string", default: "2048" },
-    small: { type: "string", default: "2000" }
+    small: { type: "string", default: "2000" },
+    profile: { type: "string" },
+    "split-links": { type: "boolean", default: false },
+    verbose: { type: "boolean", default: false }
   }
 })
 const RUNS = Math.max(1, Number(args.runs))
@@ -315,16 +323,27 @@ const dlsync = (
 ): Measured => {
   const out = ChildProcess.execFileSync(
     NODE,
-    [RUNNER, JSON.stringify({ ...dlsyncJob(ctx, files, options), ...extra })],
+    [
+      ...profileFlags(),
+      RUNNER,
+      JSON.stringify({
+        ...dlsyncJob(ctx, files, options),
+        ...(args["split-links"] === true ? { linksFirst: true } : {}),
+        ...extra
+      })
+    ],
     {
       encoding: "utf8",
       maxBuffer: 64 * 1024 * 1024
     }
   )
   const r: Measured & { failed: Array<string> } = JSON.parse(out.trim().split("\n").pop() ?? "{}")
+  if (args.verbose === true) console.log(out.trim())
   if (r.failed.length > 0) throw new Error(`dlsync failed: ${r.failed.slice(0, 3).join("; ")}`)
   return r
 }
+
+const profileFlags = () => (args.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", args.profile])
 
 const peer = (tool: string, args: ReadonlyArray<string>): Measured => measure(which(tool) ?? tool, args)
 

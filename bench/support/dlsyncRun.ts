@@ -20,6 +20,7 @@ import { Bandwidth } from "../../src/transfer/Bandwidth.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import { TransferEngine } from "../../src/transfer/TransferEngine.ts"
 import { nodeTransferFs, TransferFs } from "../../src/transfer/TransferFs.ts"
+import { type DownloadLink, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { transferOptions } from "../../src/transfer/TransferOptions.ts"
 import { TransferQueue } from "../../src/transfer/TransferQueue.ts"
 
@@ -35,16 +36,42 @@ export interface DlsyncJob {
   readonly progress?: boolean
   /** Diagnostic only: skip every fsync, to measure what durability costs. */
   readonly noFsync?: boolean
+  /** Diagnostic only: ask for every link first (timed apart), then transfer with them. */
+  readonly linksFirst?: boolean
 }
 
 const job: DlsyncJob = JSON.parse(process.argv[2] ?? "{}")
 
 /** TransferLinks over the API client: the layer `dlsync run` uses (src/engine/engineLayer.ts). */
-const links = transferLinksLayer.pipe(
+const apiLinks = transferLinksLayer.pipe(
   Layer.provide(ApiClient.layerLive({ baseUrl: job.api.baseUrl, authUrl: job.api.authUrl })),
   Layer.provide(Credentials.apiKey(Redacted.make(job.api.apiKey))),
   Layer.orDie
 )
+
+/** With `linksFirst`: every link asked for (and measured) while the layer is built, then served from memory. */
+const links =
+  job.linksFirst !== true
+    ? apiLinks
+    : Layer.effect(
+        TransferLinks,
+        Effect.gen(function* () {
+          const service = yield* TransferLinks
+          const cpu0 = process.cpuUsage()
+          const t0 = performance.now()
+          const all = new Map<string, DownloadLink>()
+          yield* Effect.forEach(
+            job.files,
+            (f) => Effect.map(service.getLink(f.id), (link) => void all.set(f.id, link)),
+            { concurrency: 8, discard: true }
+          )
+          const cpu = process.cpuUsage(cpu0)
+          process.stdout.write(
+            `links ${JSON.stringify({ seconds: (performance.now() - t0) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 })}\n`
+          )
+          return TransferLinks.of({ getLink: (id) => Effect.sync(() => all.get(id) as DownloadLink) })
+        })
+      ).pipe(Layer.provide(apiLinks), Layer.orDie)
 
 const progress = makeProgressTracker()
 const options = transferOptions({ min_free_space: 0, ...job.options })
@@ -107,6 +134,7 @@ const program = Effect.gen(function* () {
     `${JSON.stringify({
       seconds,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      systemCpuSeconds: cpu.system / 1e6,
       maxRssMB: peakRss / 2 ** 20,
       processMaxRssMB: process.resourceUsage().maxRSS / 1024,
       fetched: results.reduce((n, r) => n + (r._tag === "Completed" ? r.fetched : 0), 0),
