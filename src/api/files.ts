@@ -60,6 +60,10 @@ export interface FilesApi {
   zip(ids: ReadonlyArray<FileId>): Effect.Effect<SignedLink, ApiError>
 }
 
+// Built once: a decoder is made per schema, and some of these run once per file.
+const decodeFileRecord = decodeBody(DataEnvelope(FileRecord))
+const decodeSignedLink = decodeBody(DataEnvelope(SignedLink))
+
 export const makeFilesApi = (http: ApiHttp["Service"]): FilesApi => {
   const fetchPage = Effect.fn("FilesApi.list")(function* (options: ListFilesOptions, cursor: Cursor | undefined) {
     const operation = "GET /files"
@@ -109,7 +113,7 @@ export const makeFilesApi = (http: ApiHttp["Service"]): FilesApi => {
         idempotency: "idempotent",
         ...(options.requestId !== undefined ? { requestId: options.requestId } : {})
       })
-      return (yield* decodeBody(DataEnvelope(FileRecord))(response)).data
+      return (yield* decodeFileRecord(response)).data
     }),
     createFolder: Effect.fn("FilesApi.createFolder")(function* (input) {
       yield* refuseIf(
@@ -123,7 +127,7 @@ export const makeFilesApi = (http: ApiHttp["Service"]): FilesApi => {
         body: { _tag: "Json", value: { name: input.name, parent_id: input.parentId ?? null } },
         idempotency: "unsafe"
       })
-      return (yield* decodeBody(DataEnvelope(FileRecord))(response)).data
+      return (yield* decodeFileRecord(response)).data
     }),
     deleteMany: Effect.fn("FilesApi.deleteMany")(function* (ids) {
       yield* refuseIf("POST /files/delete", checkIdList("ids", ids))
@@ -145,7 +149,7 @@ export const makeFilesApi = (http: ApiHttp["Service"]): FilesApi => {
         template: "/files/{file}/download-link",
         idempotency: "idempotent"
       })
-      return (yield* decodeBody(DataEnvelope(SignedLink))(response)).data
+      return (yield* decodeSignedLink(response)).data
     }),
     zip: Effect.fn("FilesApi.zip")(function* (ids) {
       yield* refuseIf("POST /files/zip", checkIdList("ids", ids))
@@ -156,7 +160,7 @@ export const makeFilesApi = (http: ApiHttp["Service"]): FilesApi => {
         body: { _tag: "Json", value: { ids } },
         idempotency: "idempotent"
       })
-      return (yield* decodeBody(DataEnvelope(SignedLink))(response)).data
+      return (yield* decodeSignedLink(response)).data
     })
   }
 }

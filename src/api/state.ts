@@ -29,6 +29,10 @@ export interface StateApi {
   delete(id: FileId, condition?: { readonly ifMatch: string }): Effect.Effect<void, ApiError>
 }
 
+// Built once: a decoder is made per schema, and these run once per file and progress write.
+const decodeStateOrNull = decodeBody(Schema.Struct({ data: Schema.NullOr(AppState) }))
+const decodeState = decodeBody(Schema.Struct({ data: AppState }))
+
 export const makeStateApi = (http: ApiHttp["Service"]): StateApi => ({
   get: Effect.fn("StateApi.get")(function* (id) {
     yield* refuseIf("GET /files/{file}/state", checkId("file", id))
@@ -39,7 +43,7 @@ export const makeStateApi = (http: ApiHttp["Service"]): StateApi => ({
       template: "/files/{file}/state",
       idempotency: "idempotent"
     })
-    return (yield* decodeBody(Schema.Struct({ data: Schema.NullOr(AppState) }))(response)).data
+    return (yield* decodeStateOrNull(response)).data
   }),
   put: Effect.fn("StateApi.put")(function* (id, value, condition) {
     yield* refuseIf(
@@ -55,7 +59,7 @@ export const makeStateApi = (http: ApiHttp["Service"]): StateApi => ({
       body: { _tag: "Json", value: { value } },
       idempotency: "idempotent"
     })
-    const state = (yield* decodeBody(Schema.Struct({ data: AppState }))(response)).data
+    const state = (yield* decodeState(response)).data
     // The header is the validator of record when both are present.
     const etag = header(response, "etag")
     return etag === undefined ? state : { ...state, etag }

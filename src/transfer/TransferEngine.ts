@@ -400,24 +400,25 @@ const attempt = Effect.fnUntraced(function* (
       },
       onValidators: (v: Validators) => checkValidators(state, v)
     }
-    const work = Effect.forEach(
-      workers,
-      (first) =>
-        Effect.gen(function* () {
-          let segment: Segment | undefined = first
-          while (segment !== undefined) {
-            while (segment.pos < segment.end) {
-              const before = segment.pos
-              yield* fetchSegment(deps, link, state, request.size, segment, sink)
-              if (segment.pos === before && segment.pos < segment.end) {
-                return yield* fault("transient", "a response brought no bytes")
-              }
+    const worker = (first: Segment) =>
+      Effect.gen(function* () {
+        let segment: Segment | undefined = first
+        while (segment !== undefined) {
+          while (segment.pos < segment.end) {
+            const before = segment.pos
+            yield* fetchSegment(deps, link, state, request.size, segment, sink)
+            if (segment.pos === before && segment.pos < segment.end) {
+              return yield* fault("transient", "a response brought no bytes")
             }
-            segment = next()
           }
-        }),
-      { concurrency: "unbounded", discard: true }
-    )
+          segment = next()
+        }
+      })
+    // One worker (every file under the segment threshold) runs on this fiber: no fork per file.
+    const work =
+      workers.length === 1 && workers[0] !== undefined
+        ? worker(workers[0])
+        : Effect.forEach(workers, worker, { concurrency: "unbounded", discard: true })
     const result = yield* Effect.result(work)
     if (committer !== undefined) yield* Fiber.interrupt(committer)
     if (mark !== undefined) yield* Effect.promise(() => mark.close())
