@@ -90,7 +90,20 @@ export interface Measured {
   readonly seconds: number
   readonly cpuSeconds: number
   readonly maxRssMB: number
+  /** dlsync only: CPU the service emulator spent meanwhile (answering link requests) on the same cores. */
+  readonly serviceCpuSeconds?: number
 }
+
+/** User + system CPU seconds a live process has used so far (Linux /proc). */
+export const processCpuSeconds = (pid: number): number => {
+  const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+}
+
+/** USER_HZ: Linux reports process times in hundredths of a second. */
+const CLOCK_TICKS = 100
 
 /**
  * Runs a command to completion and measures it from outside: wall time, user+system CPU
