@@ -69,7 +69,7 @@ export const openDatabase = Effect.fnUntraced(function* (
   yield* Effect.try({
     try: () => {
       const mode = db.pragma("journal_mode = WAL", { simple: true })
-      if (mode !== "wal") throw new Error(`journal mode stays ${String(mode)}: the database is busy`)
+      if (mode !== "wal") throw WAL_REFUSED
     },
     catch: (e) => e
   }).pipe(
@@ -109,8 +109,10 @@ const readUserVersion = (db: BetterSqlite3.Database): number => {
   return value
 }
 
+/** SQLite kept the old journal mode: another connection has the file. */
+const WAL_REFUSED = new Error("the journal mode could not be set to WAL: the database is busy")
+
 const isBusy = (e: unknown): boolean =>
-  (e instanceof BetterSqlite3.SqliteError && e.code === "SQLITE_BUSY") ||
-  (e instanceof Error && e.message.endsWith("the database is busy"))
+  e === WAL_REFUSED || (e instanceof BetterSqlite3.SqliteError && e.code === "SQLITE_BUSY")
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
