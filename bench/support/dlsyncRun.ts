@@ -69,7 +69,15 @@ const links =
           process.stdout.write(
             `links ${JSON.stringify({ seconds: (performance.now() - t0) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 })}\n`
           )
-          return TransferLinks.of({ getLink: (id) => Effect.sync(() => all.get(id) as DownloadLink) })
+          return TransferLinks.of({
+            // Each link once; asked again (after a CDN refusal), the service answers.
+            getLink: (id) =>
+              Effect.suspend(() => {
+                const link = all.get(id)
+                all.delete(id)
+                return link === undefined ? service.getLink(id) : Effect.succeed(link)
+              })
+          })
         })
       ).pipe(Layer.provide(apiLinks), Layer.orDie)
 
