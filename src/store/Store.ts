@@ -349,36 +349,30 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
         db.transaction((): FeedState => {
           const current = readFeed()
           const changed = describeParamChange(current.params, params)
-          const untouched =
-            current.generation === 0 && current.cursor === null && decodeCount(q.countItems.get()).n === 0
-          if (changed !== null && untouched) {
+          if (changed !== null) {
+            q.setParams.run(
+              params.mode,
+              modeReason,
+              params.kind,
+              Number(params.includeMedia),
+              Number(params.includePoster)
+            )
             // Nothing listed yet: the first listing simply starts with these parameters.
-            q.setParams.run(
-              params.mode,
-              modeReason,
-              params.kind,
-              Number(params.includeMedia),
-              Number(params.includePoster)
-            )
-          } else if (changed !== null) {
-            q.setParams.run(
-              params.mode,
-              modeReason,
-              params.kind,
-              Number(params.includeMedia),
-              Number(params.includePoster)
-            )
-            q.startRebuild.run(now, `query parameters changed (${changed})`)
-            appendEvent(
-              {
-                level: "warn",
-                kind: "feed_restart",
-                message: `feed restarted: ${changed}`,
-                path: null,
-                remoteId: null
-              },
-              now
-            )
+            const untouched =
+              current.generation === 0 && current.cursor === null && decodeCount(q.countItems.get()).n === 0
+            if (!untouched) {
+              q.startRebuild.run(now, `query parameters changed (${changed})`)
+              appendEvent(
+                {
+                  level: "warn",
+                  kind: "feed_restart",
+                  message: `feed restarted: ${changed}`,
+                  path: null,
+                  remoteId: null
+                },
+                now
+              )
+            }
           } else if (current.modeReason !== modeReason) q.setModeReason.run(modeReason)
           return readFeed()
         })
