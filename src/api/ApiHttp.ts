@@ -345,11 +345,11 @@ const encodeBody = (
       reason: new ClientValidation({ field: "body", message: `cannot be encoded: ${String(cause)}` })
     })
   switch (body._tag) {
-    case "Form":
-      return Effect.succeed({
-        bytes: new URLSearchParams(body.fields.map(([k, v]): [string, string] => [k, v])).toString(),
-        contentType: "application/x-www-form-urlencoded"
-      })
+    case "Form": {
+      const form = new URLSearchParams()
+      for (const [k, v] of body.fields) form.append(k, v)
+      return Effect.succeed({ bytes: form.toString(), contentType: "application/x-www-form-urlencoded" })
+    }
     case "Multipart":
       // The platform's own multipart encoder (boundary and all), read into memory: uploads are small files.
       return Effect.tryPromise({
