@@ -58,7 +58,7 @@ import { TransferFs, type TransferFsShape } from "./TransferFs.ts"
 import { TransferJournal, type TransferRecord } from "./TransferJournal.ts"
 import { type DownloadLink, type LinkError, linkUsable, TransferLinks } from "./TransferLinks.ts"
 import type { TransferOptions } from "./TransferOptions.ts"
-import { encodeMark, markPathFor, openMarkWriter, segmentsFromMark } from "./writtenMark.ts"
+import { encodeMark, markCovers, markPathFor, openMarkWriter, readMark } from "./writtenMark.ts"
 
 export interface TransferRequest {
   readonly fileId: string
@@ -609,29 +609,42 @@ const loadState = Effect.fnUntraced(function* (
     committing: false,
     held: []
   }
-  if (Option.isNone(loaded)) return state
-  const r = loaded.value
-  state.attempts = r.attempts
-  state.lastError = r.lastError
+  const r = Option.getOrUndefined(loaded)
+  if (r !== undefined) {
+    state.attempts = r.attempts
+    state.lastError = r.lastError
+  }
+  // Without a record only a mark can resume, and a file of one write batch or less has none.
+  if (r === undefined && (deps.options.bootId === null || request.size <= deps.options.bufferSize)) return state
   const onDisk = yield* Effect.orElseSucceed(
     io("stat", () => deps.fs.size(partialAbs)),
     () => undefined
   )
-  const segments = fromDurable(r.segments, request.size)
-  if (r.size === request.size && r.partialPath === partialRel && onDisk === request.size && segments !== undefined) {
-    // Bytes a killed process wrote after its last commit are still in this boot's page cache.
-    const marked = yield* Effect.orElseSucceed(
-      io("read mark", () => deps.fs.readHead(markPathFor(partialAbs), MARK_MAX_BYTES)),
-      () => undefined
-    )
-    const fromMark = marked === undefined ? undefined : segmentsFromMark(marked, deps.options.bootId, r)
-    state.segments = durableBytes(r.segments) > 0 ? (fromMark ?? segments) : null
-    state.durable = state.segments === null ? [] : r.segments
-    state.etag = r.etag
-    state.lastModified = r.lastModified
-    state.validatorsKnown = state.segments !== null
-    state.partialDirSynced = true
+  if (onDisk !== request.size) return state
+  // Bytes a killed process wrote after its last commit are still in this boot's page cache.
+  const markText = yield* Effect.orElseSucceed(
+    io("read mark", () => deps.fs.readHead(markPathFor(partialAbs), MARK_MAX_BYTES)),
+    () => undefined
+  )
+  const marked = markText === undefined ? undefined : readMark(markText, deps.options.bootId, request.size)
+  if (r === undefined) {
+    // Killed before its first commit: nothing is durable, but the mark holds what it wrote.
+    if (marked === undefined) return state
+    state.segments = marked.segments
+    state.etag = marked.etag
+    state.lastModified = marked.lastModified
+    state.validatorsKnown = true
+    return state
   }
+  const segments = fromDurable(r.segments, request.size)
+  if (r.size !== request.size || r.partialPath !== partialRel || segments === undefined) return state
+  const fromMark = marked !== undefined && markCovers(marked, r) ? marked.segments : undefined
+  state.segments = fromMark ?? (durableBytes(r.segments) > 0 ? segments : null)
+  state.durable = state.segments === null ? [] : r.segments
+  state.etag = r.etag
+  state.lastModified = r.lastModified
+  state.validatorsKnown = state.segments !== null
+  state.partialDirSynced = true
   return state
 })
 

@@ -11,8 +11,11 @@
  *
  * A mark is trusted only when it is intact (CRC), from this boot, for the same size and
  * validators as the journal record, covers the file exactly, and covers every byte the
- * record calls durable. It is removed before a restart from zero, so it never describes the
- * bytes of another version. Writing it never fails a transfer: a mark is a hint.
+ * record calls durable. A process killed before its first commit leaves a mark and no
+ * record: the mark alone is trusted then (its validators go with the resumed requests'
+ * If-Range, so another version still restarts from zero). It is removed before a restart
+ * from zero, so it never describes the bytes of another version. Writing it never fails a
+ * transfer: a mark is a hint.
  */
 import * as Fs from "node:fs"
 import { crc32 } from "node:zlib"
@@ -61,15 +64,18 @@ export const encodeMark = (boot: string, subject: MarkSubject): string => {
   return `${crc32(json).toString(16)} ${json}\n`
 }
 
+/** What a trusted mark says: the version it was written for and how far each segment got. */
+export interface Marked {
+  readonly etag: string | null
+  readonly lastModified: string | null
+  readonly segments: Array<Segment>
+}
+
 /**
- * Segments to resume from when the mark can be trusted for `record` (see the module
- * comment), else undefined: the caller resumes from the journal alone.
+ * The mark's content when it is intact, from this boot, for a file of `size` with a known
+ * validator, and its segments cover the file exactly; else undefined.
  */
-export const segmentsFromMark = (
-  text: string,
-  boot: string | null,
-  record: TransferRecord
-): Array<Segment> | undefined => {
+export const readMark = (text: string, boot: string | null, size: number): Marked | undefined => {
   if (boot === null) return undefined
   const line = text.slice(0, text.indexOf("\n"))
   const space = line.indexOf(" ")
@@ -81,16 +87,20 @@ export const segmentsFromMark = (
   } catch {
     return undefined
   }
-  if (body.boot !== boot || body.size !== record.size) return undefined
-  if (body.etag !== record.etag || body.lastModified !== record.lastModified) return undefined
-  if (record.etag === null && record.lastModified === null) return undefined
+  if (body.boot !== boot || body.size !== size) return undefined
+  if (body.etag === null && body.lastModified === null) return undefined
   if (!Array.isArray(body.segments)) return undefined
   const written: Array<DurableSegment> = body.segments.map(([start, end, durable]) => ({ start, end, durable }))
-  const segments = fromDurable(written, record.size)
-  if (segments === undefined) return undefined
+  const segments = fromDurable(written, size)
+  return segments === undefined ? undefined : { etag: body.etag, lastModified: body.lastModified, segments }
+}
+
+/** True when the mark is for the record's version and covers every byte the record calls durable. */
+export const markCovers = (marked: Marked, record: TransferRecord): boolean => {
+  if (marked.etag !== record.etag || marked.lastModified !== record.lastModified) return false
   const covers = (r: DurableSegment) =>
-    r.durable === 0 || segments.some((s) => s.start <= r.start && r.start + r.durable <= s.pos)
-  return record.segments.every(covers) ? segments : undefined
+    r.durable === 0 || marked.segments.some((s) => s.start <= r.start && r.start + r.durable <= s.pos)
+  return record.segments.every(covers)
 }
 
 /**

@@ -5,6 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { partialPathFor, TransferEngine, type TransferResult } from "../../src/transfer/TransferEngine.ts"
 import { LinkError } from "../../src/transfer/TransferLinks.ts"
+import { encodeMark, markPathFor } from "../../src/transfer/writtenMark.ts"
 import { failingWrites, makeHarness } from "./support/harness.ts"
 import { makeContent, RangeServer } from "./support/rangeServer.ts"
 
@@ -398,6 +399,83 @@ describe("TransferEngine", () => {
         for (const id of ["a", "b", "c"]) {
           assert.isTrue(Fs.readFileSync(Path.join(h.root, `media/${id}.bin`)).equals(content))
         }
+      })
+    )
+  )
+
+  it.live("a process killed before its first commit resumes from its written mark in the same boot", () =>
+    withServer(1024 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        const size = content.length
+        const half = size / 2
+        // What the killed process left: a journal entry with nothing durable yet, a preallocated
+        // partial file holding the first 100 KiB of each half, and a mark saying so.
+        const h = makeHarness({ link: () => server.link("a"), options: { segments: 2, bootId: "boot-1" } })
+        const partialRel = partialPathFor("a")
+        const partialAbs = Path.join(h.root, partialRel)
+        const written = 100 * KiB
+        const partial = Buffer.alloc(size)
+        content.copy(partial, 0, 0, written)
+        content.copy(partial, half, half, half + written)
+        Fs.mkdirSync(Path.dirname(partialAbs), { recursive: true })
+        Fs.writeFileSync(partialAbs, partial)
+        const validators = { etag: '"v1"', lastModified: "Mon, 01 Jan 2024 00:00:00 GMT" }
+        h.records.set("a", {
+          fileId: "a",
+          size,
+          ...validators,
+          partialPath: partialRel,
+          segments: [
+            { start: 0, end: half, durable: 0 },
+            { start: half, end: size, durable: 0 }
+          ],
+          attempts: 0,
+          lastError: null
+        })
+        const segments = [
+          { start: 0, end: half, pos: written, recv: written },
+          { start: half, end: size, pos: half + written, recv: half + written }
+        ]
+        Fs.writeFileSync(markPathFor(partialAbs), encodeMark("boot-1", { size, ...validators, segments }))
+
+        const r = yield* h.download(h.request("a", size))
+        completed(r)
+        assertMirrored(h.root, "media/a.bin", content)
+        const ranges = server.log.map((l) => l.headers.range ?? "")
+        assert.isTrue(
+          ranges.some((range) => range.startsWith(`bytes=${written}-`)),
+          ranges.join(", ")
+        )
+        assert.isTrue(
+          ranges.some((range) => range.startsWith(`bytes=${half + written}-`)),
+          ranges.join(", ")
+        )
+        assert.strictEqual(r._tag === "Completed" ? r.fetched : 0, size - 2 * written)
+      })
+    )
+  )
+
+  it.live("a process killed before any journal record resumes from its mark alone, If-Range on its version", () =>
+    withServer(1024 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        const size = content.length
+        const h = makeHarness({ link: () => server.link("a"), options: { segments: 1, bootId: "boot-1" } })
+        const partialAbs = Path.join(h.root, partialPathFor("a"))
+        const written = 300 * KiB
+        const partial = Buffer.alloc(size)
+        content.copy(partial, 0, 0, written)
+        Fs.mkdirSync(Path.dirname(partialAbs), { recursive: true })
+        Fs.writeFileSync(partialAbs, partial)
+        const validators = { etag: '"v1"', lastModified: "Mon, 01 Jan 2024 00:00:00 GMT" }
+        const segments = [{ start: 0, end: size, pos: written, recv: written }]
+        Fs.writeFileSync(markPathFor(partialAbs), encodeMark("boot-1", { size, ...validators, segments }))
+
+        completed(yield* h.download(h.request("a", size)))
+        assertMirrored(h.root, "media/a.bin", content)
+        assert.deepStrictEqual(
+          server.log.map((l) => [l.headers.range, l.headers["if-range"]]),
+          [[`bytes=${written}-${size - 1}`, '"v1"']]
+        )
       })
     )
   )

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { TransferRecord } from "../../src/transfer/TransferJournal.ts"
-import { encodeMark, segmentsFromMark } from "../../src/transfer/writtenMark.ts"
+import { encodeMark, markCovers, readMark } from "../../src/transfer/writtenMark.ts"
 
 const record: TransferRecord = {
   fileId: "f",
@@ -23,6 +23,12 @@ const segments = [
   { start: 750, end: 1000, pos: 800, recv: 800 }
 ]
 const mark = encodeMark("boot-1", { size: 1000, etag: '"v1"', lastModified: null, segments })
+
+/** The segments a resume takes from the mark beside `record`, as the engine decides. */
+const segmentsFromMark = (text: string, boot: string | null, record: TransferRecord) => {
+  const marked = readMark(text, boot, record.size)
+  return marked !== undefined && markCovers(marked, record) ? marked.segments : undefined
+}
 
 describe("written marks", () => {
   it("resume from the written positions when intact, from this boot and for the same version", () => {
@@ -58,6 +64,15 @@ describe("written marks", () => {
   it("are ignored when they do not cover every durable byte of the journal", () => {
     const behind = { ...record, segments: [{ start: 0, end: 1000, durable: 400 }] }
     assert.isUndefined(segmentsFromMark(mark, "boot-1", behind))
+  })
+
+  it("stand alone when no record was committed yet, with the version they were written for", () => {
+    assert.deepStrictEqual(readMark(mark, "boot-1", 1000)?.etag, '"v1"')
+    assert.deepStrictEqual(
+      readMark(mark, "boot-1", 1000)?.segments.map((s) => s.pos),
+      [300, 620, 800]
+    )
+    assert.isUndefined(readMark(mark, "boot-1", 999))
   })
 
   it("are ignored when their segments do not cover the file exactly", () => {
