@@ -197,6 +197,7 @@ const small = (ctx: Ctx) => {
     ])
   const tools: Record<string, () => Measured> = {
     "dlsync (concurrency 8)": () => dlsync(ctx, ctx.small, { concurrency: 8 }),
+    "dlsync no fsync (diag.)": () => dlsync(ctx, ctx.small, { concurrency: 8 }, { noFsync: true }),
     "rclone --transfers 4": rcloneSmall("4"),
     "rclone --transfers 8": rcloneSmall("8")
   }
