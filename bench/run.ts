@@ -109,7 +109,7 @@ const big = (ctx: Ctx) => {
     "rclone copyurl": () =>
       peer("rclone", ["copyurl", ...rcloneFlags(), `${ctx.cdn}/big.bin`, Path.join(OUT, "big.bin")]),
     "dlsync segmented": () => dlsync(ctx, [ctx.big], { segments: 4 }),
-    "dlsync segm. 64 MiB batches": () => dlsync(ctx, [ctx.big], { segments: 4, durabilityBytes: 64 * 1024 * 1024 }),
+    "dlsync segm. 16 MiB batches": () => dlsync(ctx, [ctx.big], { segments: 4, durabilityBytes: 16 * 1024 * 1024 }),
     "dlsync segm. no fsync (diag.)": () => dlsync(ctx, [ctx.big], { segments: 4 }, { noFsync: true }),
     "rclone 4 streams": () =>
       peer("rclone", [
