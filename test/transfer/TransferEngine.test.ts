@@ -3,29 +3,13 @@ import * as Net from "node:net"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { partialPathFor, TransferEngine, type TransferResult } from "../../src/transfer/TransferEngine.ts"
+import { partialPathFor, TransferEngine } from "../../src/transfer/TransferEngine.ts"
 import { LinkError } from "../../src/transfer/TransferLinks.ts"
 import { encodeMark, markPathFor } from "../../src/transfer/writtenMark.ts"
-import { failingWrites, makeHarness } from "./support/harness.ts"
+import { completed, failingWrites, makeHarness, withServer } from "./support/harness.ts"
 import { makeContent, RangeServer } from "./support/rangeServer.ts"
 
 const KiB = 1024
-
-/** Starts a server with one file, runs the test, closes the server. */
-const withServer = <A, E>(size: number, f: (server: RangeServer, content: Buffer) => Effect.Effect<A, E>) =>
-  Effect.acquireUseRelease(
-    Effect.promise(() => RangeServer.start()),
-    (server) => {
-      const content = makeContent(size, size)
-      server.files.set("a", { content, etag: '"v1"', lastModified: "Mon, 01 Jan 2024 00:00:00 GMT" })
-      return f(server, content)
-    },
-    (server) => Effect.promise(() => server.close())
-  )
-
-const completed = (r: TransferResult) => {
-  assert.strictEqual(r._tag, "Completed", JSON.stringify(r))
-}
 
 const assertMirrored = (root: string, name: string, content: Buffer) => {
   const path = Path.join(root, name)

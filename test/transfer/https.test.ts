@@ -9,9 +9,9 @@ import * as Path from "node:path"
 import * as Tls from "node:tls"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { partialPathFor, type TransferResult } from "../../src/transfer/TransferEngine.ts"
-import { makeHarness } from "./support/harness.ts"
-import { makeContent, RangeServer, type TlsIdentity } from "./support/rangeServer.ts"
+import { partialPathFor } from "../../src/transfer/TransferEngine.ts"
+import { completed, makeHarness, withServer } from "./support/harness.ts"
+import type { RangeServer, TlsIdentity } from "./support/rangeServer.ts"
 import { makeTestCa } from "./support/testCertificates.ts"
 
 const KiB = 1024
@@ -24,25 +24,12 @@ const defaultCas = Tls.getCACertificates("default")
 beforeAll(() => Tls.setDefaultCACertificates([...defaultCas, trusted.cert]))
 afterAll(() => Tls.setDefaultCACertificates(defaultCas))
 
-/** Starts an https server with file "a", runs the test, closes the server. */
+/** An https server with file "a", its certificate from `identity`. */
 const withHttpsServer = <A, E>(
   identity: TlsIdentity,
   size: number,
   f: (server: RangeServer, content: Buffer) => Effect.Effect<A, E>
-) =>
-  Effect.acquireUseRelease(
-    Effect.promise(() => RangeServer.start(identity)),
-    (server) => {
-      const content = makeContent(size, size)
-      server.files.set("a", { content, etag: '"v1"', lastModified: "Mon, 01 Jan 2024 00:00:00 GMT" })
-      return f(server, content)
-    },
-    (server) => Effect.promise(() => server.close())
-  )
-
-const completed = (r: TransferResult) => {
-  assert.strictEqual(r._tag, "Completed", JSON.stringify(r))
-}
+) => withServer(size, f, identity)
 
 const assertMirrored = (root: string, content: Buffer) => {
   const got = Fs.readFileSync(Path.join(root, "media/a.bin"))

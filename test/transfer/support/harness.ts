@@ -5,6 +5,7 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { assert } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Bandwidth } from "../../../src/transfer/Bandwidth.ts"
 import {
@@ -18,6 +19,27 @@ import { makeMemoryJournal, TransferJournal, type TransferRecord } from "../../.
 import { type DownloadLink, LinkError, TransferLinks } from "../../../src/transfer/TransferLinks.ts"
 import { type TransferOptions, transferOptions } from "../../../src/transfer/TransferOptions.ts"
 import { TransferQueue } from "../../../src/transfer/TransferQueue.ts"
+import { makeContent, RangeServer, type TlsIdentity } from "./rangeServer.ts"
+
+/** Starts a server (https with `tls`) holding file "a" of `size` bytes, runs `f`, closes the server. */
+export const withServer = <A, E>(
+  size: number,
+  f: (server: RangeServer, content: Buffer) => Effect.Effect<A, E>,
+  tls?: TlsIdentity
+) =>
+  Effect.acquireUseRelease(
+    Effect.promise(() => RangeServer.start(tls)),
+    (server) => {
+      const content = makeContent(size, size)
+      server.files.set("a", { content, etag: '"v1"', lastModified: "Mon, 01 Jan 2024 00:00:00 GMT" })
+      return f(server, content)
+    },
+    (server) => Effect.promise(() => server.close())
+  )
+
+export const completed = (r: TransferResult) => {
+  assert.strictEqual(r._tag, "Completed", JSON.stringify(r))
+}
 
 export interface Harness {
   readonly root: string
