@@ -183,6 +183,9 @@ const big = (ctx: Ctx) => {
 
 // --- 2,000 files of 64 KiB ---------------------------------------------------------------------
 
+const FLOOR = "Node floor, same steps (diag.)"
+const FLOOR_NO_LINKS = "Node floor, no links (diag.)"
+
 const small = (ctx: Ctx) => {
   const rcloneSmall = (transfers: string) => () =>
     peer("rclone", [
@@ -199,7 +202,9 @@ const small = (ctx: Ctx) => {
     "dlsync (concurrency 8)": () => dlsync(ctx, ctx.small, { concurrency: 8 }),
     "dlsync no fsync (diag.)": () => dlsync(ctx, ctx.small, { concurrency: 8 }, { noFsync: true }),
     "rclone --transfers 4": rcloneSmall("4"),
-    "rclone --transfers 8": rcloneSmall("8")
+    "rclone --transfers 8": rcloneSmall("8"),
+    [FLOOR]: () => nodeFloor(ctx, true),
+    [FLOOR_NO_LINKS]: () => nodeFloor(ctx, false)
   }
   const results = rounds(tools, () => {
     const dir = Fs.existsSync(Path.join(OUT, "out", "small")) ? Path.join(OUT, "out", "small") : OUT
@@ -222,9 +227,19 @@ const small = (ctx: Ctx) => {
   const d = results["dlsync (concurrency 8)"] ?? []
   const r4 = results["rclone --transfers 4"] ?? []
   const r8 = results["rclone --transfers 8"] ?? []
-  const vsBest = d.map((m, i) => fps(m) / Math.max(fps(r4[i] ?? m), fps(r8[i] ?? m)))
-  console.log("\nRatio, pair by pair within a round: median (min–max)")
-  table(["pair", "ratio", "goal"], [["dlsync / better rclone", fmt(stats(vsBest), 2), "files/s ≥ 1.0"]])
+  const vsBest = (ms: ReadonlyArray<Measured>) => ms.map((m, i) => fps(m) / Math.max(fps(r4[i] ?? m), fps(r8[i] ?? m)))
+  const floor = results[FLOOR] ?? []
+  console.log("(Node floor: plain Node 24 + undici doing the same steps, nothing of dlsync; see support/nodeFloor.ts.)")
+  console.log("\nRatios, pair by pair within a round: median (min–max)")
+  table(
+    ["pair", "ratio", "goal"],
+    [
+      ["dlsync / better rclone", fmt(stats(vsBest(d)), 2), "files/s ≥ 1.0"],
+      ["dlsync / Node floor, same steps", fmt(stats(d.map((m, i) => fps(m) / fps(floor[i] ?? m))), 2), "(info)"],
+      [`${FLOOR} / better rclone`, fmt(stats(vsBest(floor)), 2), "(info)"],
+      [`${FLOOR_NO_LINKS} / better rclone`, fmt(stats(vsBest(results[FLOOR_NO_LINKS] ?? [])), 2), "(info)"]
+    ]
+  )
   console.log("")
 }
 
@@ -331,27 +346,32 @@ const dlsync = (
   files: DlsyncJob["files"],
   options: Record<string, number>,
   extra: Partial<DlsyncJob> = {}
-): Measured => {
+): Measured =>
+  measuredInside(ctx, [...profileFlags(), RUNNER], {
+    ...dlsyncJob(ctx, files, options),
+    ...(args["split-links"] === true ? { linksFirst: true } : {}),
+    ...extra
+  })
+
+/** The plain-Node floor of the same work (support/nodeFloor.ts), with or without asking for links. */
+const nodeFloor = (ctx: Ctx, links: boolean): Measured =>
+  measuredInside(ctx, [Path.join(import.meta.dirname, "support", "nodeFloor.ts")], {
+    ...dlsyncJob(ctx, ctx.small, {}),
+    links,
+    cdn: ctx.cdn
+  })
+
+/** A Node process that measures itself (startup excluded) and prints its figures as its last line. */
+const measuredInside = (ctx: Ctx, argv: ReadonlyArray<string>, job: DlsyncJob & Record<string, unknown>): Measured => {
   const serviceCpu0 = processCpuSeconds(ctx.emulatorPid)
-  const out = ChildProcess.execFileSync(
-    NODE,
-    [
-      ...profileFlags(),
-      RUNNER,
-      JSON.stringify({
-        ...dlsyncJob(ctx, files, options),
-        ...(args["split-links"] === true ? { linksFirst: true } : {}),
-        ...extra
-      })
-    ],
-    {
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024
-    }
-  )
+  const out = ChildProcess.execFileSync(NODE, [...argv, JSON.stringify(job)], {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024
+  })
   const r: Measured & { failed: Array<string> } = JSON.parse(out.trim().split("\n").pop() ?? "{}")
   if (args.verbose === true) console.log(out.trim())
-  if (r.failed.length > 0) throw new Error(`dlsync failed: ${r.failed.slice(0, 3).join("; ")}`)
+  if (r.failed.length > 0)
+    throw new Error(`${Path.basename(argv.at(-1) ?? "")} failed: ${r.failed.slice(0, 3).join("; ")}`)
   return { ...r, serviceCpuSeconds: processCpuSeconds(ctx.emulatorPid) - serviceCpu0 }
 }
 

@@ -1,0 +1,123 @@
+/**
+ * The floor of plain Node for dlsync's small-file work, as a diagnostic beside dlsync: what
+ * a Node 24 process does with nothing of dlsync in it (no Effect, no journal, no checks).
+ * Per file, 8 at a time: the link from the service (undici POST, the bearer, JSON.parse;
+ * skipped with `links: false`, which GETs the emulator's link path on nginx directly),
+ * the body with undici's `request` on a keep-alive pool, then the same durable landing as
+ * dlsync's: open, write, futimes, fsync, close, rename onto the final path, and an fsync of
+ * the folder (one running and one waiting, as src/transfer/dirSyncer.ts). Prints the
+ * runner's JSON line (dlsyncRun.ts), measured the same way.
+ *   node nodeFloor.ts '<DlsyncJob JSON + { "links": boolean, "cdn": string }>'
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { Agent, request } from "undici"
+import type { DlsyncJob } from "./dlsyncRun.ts"
+
+interface FloorJob extends DlsyncJob {
+  readonly links: boolean
+  /** nginx's base URL: with `links: false`, bodies come from `<cdn>/dl/<id>/file`. */
+  readonly cdn: string
+}
+
+const job: FloorJob = JSON.parse(process.argv[2] ?? "{}")
+const CONCURRENCY = 8
+const agent = new Agent({ connections: 2 * CONCURRENCY })
+const partialDir = Path.join(job.root, ".floor")
+const mtime = new Date("2024-01-01T00:00:00Z")
+
+const call = <A = void>(f: (cb: (e: Error | null, a?: A) => void) => void): Promise<A> =>
+  new Promise((resolve, reject) => f((e, a) => (e === null ? resolve(a as A) : reject(e))))
+
+const urlOf = async (id: string): Promise<string> => {
+  if (!job.links) return `${job.cdn}/dl/${encodeURIComponent(id)}/file`
+  const response = await request(`${job.api.baseUrl}/files/${encodeURIComponent(id)}/download-link`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${job.api.apiKey}`, accept: "application/json" },
+    dispatcher: agent
+  })
+  if (response.statusCode !== 200) throw new Error(`download-link: ${response.statusCode}`)
+  return (JSON.parse(await response.body.text()) as { data: { url: string } }).data.url
+}
+
+/** Directory fsyncs: a caller joins the next one to start (see dirSyncer.ts). */
+const dirSyncs = new Map<string, { running: Promise<void>; next: Promise<void> | null }>()
+const fsyncDir = async (dir: string): Promise<void> => {
+  const fd = await call<number>((cb) => Fs.open(dir, Fs.constants.O_RDONLY | Fs.constants.O_DIRECTORY, cb))
+  try {
+    await call((cb) => Fs.fsync(fd, cb))
+  } finally {
+    await call((cb) => Fs.close(fd, cb))
+  }
+}
+const syncDir = (dir: string): Promise<void> => {
+  const entry = dirSyncs.get(dir)
+  if (entry === undefined) {
+    const running = fsyncDir(dir).finally(() => {
+      const e = dirSyncs.get(dir)
+      if (e?.next === null) dirSyncs.delete(dir)
+    })
+    dirSyncs.set(dir, { running, next: null })
+    return running
+  }
+  entry.next ??= entry.running
+    .catch(() => undefined)
+    .then(() => {
+      entry.next = null
+      entry.running = fsyncDir(dir)
+      return entry.running
+    })
+  return entry.next
+}
+
+const land = async (file: DlsyncJob["files"][number], index: number): Promise<void> => {
+  const response = await request(await urlOf(file.id), { dispatcher: agent })
+  if (response.statusCode !== 200) throw new Error(`GET: ${response.statusCode}`)
+  const body = Buffer.from(await response.body.arrayBuffer())
+  if (body.length !== file.size) throw new Error(`${file.path}: ${body.length} bytes, expected ${file.size}`)
+  const partial = Path.join(partialDir, String(index))
+  const final = Path.join(job.root, "out", file.path)
+  const fd = await call<number>((cb) => Fs.open(partial, "w", cb))
+  await call<number>((cb) => Fs.write(fd, body, 0, body.length, 0, cb))
+  await call((cb) => Fs.futimes(fd, mtime, mtime, cb))
+  await call((cb) => Fs.fsync(fd, cb))
+  await call((cb) => Fs.close(fd, cb))
+  await call((cb) => Fs.rename(partial, final, cb))
+  await syncDir(Path.dirname(final))
+}
+
+// Folders made before the clock starts, as dlsync's are known after its first file.
+Fs.mkdirSync(partialDir, { recursive: true })
+for (const dir of new Set(job.files.map((f) => Path.dirname(Path.join(job.root, "out", f.path))))) {
+  Fs.mkdirSync(dir, { recursive: true })
+}
+let peakRss = process.memoryUsage.rss()
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage.rss())
+}, 50)
+const cpu0 = process.cpuUsage()
+const t0 = performance.now()
+let next = 0
+const failed: Array<string> = []
+await Promise.all(
+  Array.from({ length: CONCURRENCY }, async () => {
+    while (next < job.files.length) {
+      const index = next++
+      const file = job.files[index]
+      if (file !== undefined) await land(file, index).catch((e: unknown) => void failed.push(String(e)))
+    }
+  })
+)
+const seconds = (performance.now() - t0) / 1000
+const cpu = process.cpuUsage(cpu0)
+clearInterval(sampler)
+process.stdout.write(
+  `${JSON.stringify({
+    seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    systemCpuSeconds: cpu.system / 1e6,
+    maxRssMB: Math.max(peakRss, process.memoryUsage.rss()) / 2 ** 20,
+    failed
+  })}\n`
+)
+await agent.close()
