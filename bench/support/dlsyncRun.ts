@@ -23,6 +23,7 @@ import { nodeTransferFs, TransferFs } from "../../src/transfer/TransferFs.ts"
 import { type DownloadLink, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { transferOptions } from "../../src/transfer/TransferOptions.ts"
 import { TransferQueue } from "../../src/transfer/TransferQueue.ts"
+import { startSelfMeasure } from "./selfMeasure.ts"
 
 export interface DlsyncJob {
   /** The service: the emulator's base_url, auth_url and personal API key. */
@@ -112,13 +113,7 @@ const program = Effect.gen(function* () {
       process.stdout.write(`progress ${progress.snapshot(Date.now()).overall.done}\n`)
     }, 20)
   }
-  // Peak RSS during the transfers (sampled), apart from the startup's module-loading peak.
-  let peakRss = process.memoryUsage.rss()
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage.rss())
-  }, 50)
-  const cpu0 = process.cpuUsage()
-  const t0 = performance.now()
+  const measure = startSelfMeasure()
   const results = yield* Effect.forEach(
     job.files,
     (f) =>
@@ -132,23 +127,12 @@ const program = Effect.gen(function* () {
     // Fed a little ahead of the queue's slots, as the mirror engine would.
     { concurrency: Math.max(4, 4 * (options.concurrency ?? 3)) }
   )
-  const seconds = (performance.now() - t0) / 1000
-  const cpu = process.cpuUsage(cpu0)
   if (timer !== undefined) clearInterval(timer)
-  clearInterval(sampler)
-  peakRss = Math.max(peakRss, process.memoryUsage.rss())
-  const failed = results.filter((r) => r._tag !== "Completed")
-  process.stdout.write(
-    `${JSON.stringify({
-      seconds,
-      cpuSeconds: (cpu.user + cpu.system) / 1e6,
-      systemCpuSeconds: cpu.system / 1e6,
-      maxRssMB: peakRss / 2 ** 20,
-      processMaxRssMB: process.resourceUsage().maxRSS / 1024,
-      fetched: results.reduce((n, r) => n + (r._tag === "Completed" ? r.fetched : 0), 0),
-      failed: failed.map((r) => JSON.stringify(r))
-    })}\n`
-  )
+  measure.finish({
+    processMaxRssMB: process.resourceUsage().maxRSS / 1024,
+    fetched: results.reduce((n, r) => n + (r._tag === "Completed" ? r.fetched : 0), 0),
+    failed: results.filter((r) => r._tag !== "Completed").map((r) => JSON.stringify(r))
+  })
 }).pipe(Effect.provide(layer))
 
 Effect.runPromise(program).then(

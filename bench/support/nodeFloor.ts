@@ -13,6 +13,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Agent, request } from "undici"
 import type { DlsyncJob } from "./dlsyncRun.ts"
+import { startSelfMeasure } from "./selfMeasure.ts"
 
 interface FloorJob extends DlsyncJob {
   readonly links: boolean
@@ -91,12 +92,7 @@ Fs.mkdirSync(partialDir, { recursive: true })
 for (const dir of new Set(job.files.map((f) => Path.dirname(Path.join(job.root, "out", f.path))))) {
   Fs.mkdirSync(dir, { recursive: true })
 }
-let peakRss = process.memoryUsage.rss()
-const sampler = setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage.rss())
-}, 50)
-const cpu0 = process.cpuUsage()
-const t0 = performance.now()
+const measure = startSelfMeasure()
 let next = 0
 const failed: Array<string> = []
 await Promise.all(
@@ -108,16 +104,5 @@ await Promise.all(
     }
   })
 )
-const seconds = (performance.now() - t0) / 1000
-const cpu = process.cpuUsage(cpu0)
-clearInterval(sampler)
-process.stdout.write(
-  `${JSON.stringify({
-    seconds,
-    cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    systemCpuSeconds: cpu.system / 1e6,
-    maxRssMB: Math.max(peakRss, process.memoryUsage.rss()) / 2 ** 20,
-    failed
-  })}\n`
-)
+measure.finish({ failed })
 await agent.close()
