@@ -9,7 +9,7 @@
  *
  * Variants, each in its own process, alternating round by round (A B C D A B …):
  * - `thread pool, 8 at a time` — what dlsync and any Node program do: every step an
- *   asynchronous call, 8 files in flight, folder fsyncs coalesced (one running, one waiting);
+ *   asynchronous call, 8 files in flight, folder fsyncs coalesced as the engine's;
  * - `one synchronous loop` — the floor of the system calls: one file after another on the
  *   main thread, a folder fsync every 8 files (never a choice for a daemon: the event loop
  *   stalls on every fsync);
@@ -24,6 +24,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { Worker } from "node:worker_threads"
+import { makeDirSyncer } from "../src/transfer/dirSyncer.ts"
 import { startSelfMeasure } from "./support/selfMeasure.ts"
 import { fmt, stats, syncDisks } from "./support/tools.ts"
 
@@ -69,35 +70,14 @@ const inFlight = async (land: (i: number) => Promise<void>): Promise<void> => {
   )
 }
 
-const fsyncDirAsync = async (): Promise<void> => {
-  const fd = await call<number>((cb) => Fs.open(FINAL, Fs.constants.O_RDONLY | Fs.constants.O_DIRECTORY, cb))
+const fsyncDirAsync = async (dir: string): Promise<void> => {
+  const fd = await call<number>((cb) => Fs.open(dir, Fs.constants.O_RDONLY | Fs.constants.O_DIRECTORY, cb))
   await call((cb) => Fs.fsync(fd, cb))
   await call((cb) => Fs.close(fd, cb))
 }
 
-/** A caller joins the next folder fsync to start, as src/transfer/dirSyncer.ts. */
-const coalescedDirSync = () => {
-  let running: Promise<void> | null = null
-  let waiting: Promise<void> | null = null
-  const start = (): Promise<void> => {
-    const p = fsyncDirAsync().finally(() => {
-      if (running === p) running = null
-    })
-    running = p
-    return p
-  }
-  return (): Promise<void> => {
-    if (running === null) return start()
-    waiting ??= running.then(() => {
-      waiting = null
-      return start()
-    })
-    return waiting
-  }
-}
-
 const threadPool = () => {
-  const dirSync = coalescedDirSync()
+  const dirSync = makeDirSyncer(fsyncDirAsync)
   return inFlight(async (i) => {
     const data = body(i)
     const fd = await call<number>((cb) => Fs.open(partialOf(i), "w", cb))
@@ -106,7 +86,7 @@ const threadPool = () => {
     if (FSYNC) await call((cb) => Fs.fsync(fd, cb))
     await call((cb) => Fs.close(fd, cb))
     await call((cb) => Fs.rename(partialOf(i), finalOf(i), cb))
-    if (FSYNC) await dirSync()
+    if (FSYNC) await dirSync.sync(FINAL)
   })
 }
 
@@ -130,7 +110,7 @@ const syncLoop = async () => {
 }
 
 const syncMetadata = () => {
-  const dirSync = coalescedDirSync()
+  const dirSync = makeDirSyncer(fsyncDirAsync)
   return inFlight(async (i) => {
     const data = body(i)
     const fd = Fs.openSync(partialOf(i), "w")
@@ -139,7 +119,7 @@ const syncMetadata = () => {
     if (FSYNC) await call((cb) => Fs.fsync(fd, cb))
     Fs.closeSync(fd)
     Fs.renameSync(partialOf(i), finalOf(i))
-    if (FSYNC) await dirSync()
+    if (FSYNC) await dirSync.sync(FINAL)
   })
 }
 

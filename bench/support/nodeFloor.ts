@@ -5,13 +5,14 @@
  * skipped with `links: false`, which GETs the emulator's link path on nginx directly),
  * the body with undici's `request` on a keep-alive pool, then the same durable landing as
  * dlsync's: open, write, futimes, fsync, close, rename onto the final path, and an fsync of
- * the folder (one running and one waiting, as src/transfer/dirSyncer.ts). Prints the
+ * the folder (coalesced by src/transfer/dirSyncer.ts, as in the engine). Prints the
  * runner's JSON line (dlsyncRun.ts), measured the same way.
  *   node nodeFloor.ts '<DlsyncJob JSON + { "links": boolean, "cdn": string }>'
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Agent, request } from "undici"
+import { makeDirSyncer } from "../../src/transfer/dirSyncer.ts"
 import type { DlsyncJob } from "./dlsyncRun.ts"
 import { startSelfMeasure } from "./selfMeasure.ts"
 
@@ -41,8 +42,6 @@ const urlOf = async (id: string): Promise<string> => {
   return (JSON.parse(await response.body.text()) as { data: { url: string } }).data.url
 }
 
-/** Directory fsyncs: a caller joins the next one to start (see dirSyncer.ts). */
-const dirSyncs = new Map<string, { running: Promise<void>; next: Promise<void> | null }>()
 const fsyncDir = async (dir: string): Promise<void> => {
   const fd = await call<number>((cb) => Fs.open(dir, Fs.constants.O_RDONLY | Fs.constants.O_DIRECTORY, cb))
   try {
@@ -51,25 +50,8 @@ const fsyncDir = async (dir: string): Promise<void> => {
     await call((cb) => Fs.close(fd, cb))
   }
 }
-const syncDir = (dir: string): Promise<void> => {
-  const entry = dirSyncs.get(dir)
-  if (entry === undefined) {
-    const running = fsyncDir(dir).finally(() => {
-      const e = dirSyncs.get(dir)
-      if (e?.next === null) dirSyncs.delete(dir)
-    })
-    dirSyncs.set(dir, { running, next: null })
-    return running
-  }
-  entry.next ??= entry.running
-    .catch(() => undefined)
-    .then(() => {
-      entry.next = null
-      entry.running = fsyncDir(dir)
-      return entry.running
-    })
-  return entry.next
-}
+/** Coalesced per folder as the engine's (a plain helper, no Effect). */
+const dirSyncer = makeDirSyncer(fsyncDir)
 
 const land = async (file: DlsyncJob["files"][number], index: number): Promise<void> => {
   const response = await request(await urlOf(file.id), { dispatcher: agent })
@@ -84,7 +66,7 @@ const land = async (file: DlsyncJob["files"][number], index: number): Promise<vo
   await call((cb) => Fs.fsync(fd, cb))
   await call((cb) => Fs.close(fd, cb))
   await call((cb) => Fs.rename(partial, final, cb))
-  await syncDir(Path.dirname(final))
+  await dirSyncer.sync(Path.dirname(final))
 }
 
 // Folders made before the clock starts, as dlsync's are known after its first file.
