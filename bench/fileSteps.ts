@@ -25,6 +25,7 @@ import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { Worker } from "node:worker_threads"
 import { makeDirSyncer } from "../src/transfer/dirSyncer.ts"
+import { nodeTransferFs } from "../src/transfer/TransferFs.ts"
 import { startSelfMeasure } from "./support/selfMeasure.ts"
 import { fmt, stats, syncDisks } from "./support/tools.ts"
 
@@ -70,14 +71,8 @@ const inFlight = async (land: (i: number) => Promise<void>): Promise<void> => {
   )
 }
 
-const fsyncDirAsync = async (dir: string): Promise<void> => {
-  const fd = await call<number>((cb) => Fs.open(dir, Fs.constants.O_RDONLY | Fs.constants.O_DIRECTORY, cb))
-  await call((cb) => Fs.fsync(fd, cb))
-  await call((cb) => Fs.close(fd, cb))
-}
-
 const threadPool = () => {
-  const dirSync = makeDirSyncer(fsyncDirAsync)
+  const dirSync = makeDirSyncer(nodeTransferFs.fsyncDir)
   return inFlight(async (i) => {
     const data = body(i)
     const fd = await call<number>((cb) => Fs.open(partialOf(i), "w", cb))
@@ -110,7 +105,7 @@ const syncLoop = async () => {
 }
 
 const syncMetadata = () => {
-  const dirSync = makeDirSyncer(fsyncDirAsync)
+  const dirSync = makeDirSyncer(nodeTransferFs.fsyncDir)
   return inFlight(async (i) => {
     const data = body(i)
     const fd = Fs.openSync(partialOf(i), "w")

@@ -13,6 +13,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Agent, request } from "undici"
 import { makeDirSyncer } from "../../src/transfer/dirSyncer.ts"
+import { nodeTransferFs } from "../../src/transfer/TransferFs.ts"
 import type { DlsyncJob } from "./dlsyncRun.ts"
 import { startSelfMeasure } from "./selfMeasure.ts"
 
@@ -42,16 +43,8 @@ const urlOf = async (id: string): Promise<string> => {
   return (JSON.parse(await response.body.text()) as { data: { url: string } }).data.url
 }
 
-const fsyncDir = async (dir: string): Promise<void> => {
-  const fd = await call<number>((cb) => Fs.open(dir, Fs.constants.O_RDONLY | Fs.constants.O_DIRECTORY, cb))
-  try {
-    await call((cb) => Fs.fsync(fd, cb))
-  } finally {
-    await call((cb) => Fs.close(fd, cb))
-  }
-}
-/** Coalesced per folder as the engine's (a plain helper, no Effect). */
-const dirSyncer = makeDirSyncer(fsyncDir)
+/** The engine's own folder fsync, coalesced per folder as the engine does (plain helpers, no Effect). */
+const dirSyncer = makeDirSyncer(nodeTransferFs.fsyncDir)
 
 const land = async (file: DlsyncJob["files"][number], index: number): Promise<void> => {
   const response = await request(await urlOf(file.id), { dispatcher: agent })
