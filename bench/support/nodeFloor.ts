@@ -1,11 +1,12 @@
 /**
  * The floor of plain Node for dlsync's small-file work, as a diagnostic beside dlsync: what
- * a Node 24 process does with nothing of dlsync in it (no Effect, no journal, no checks).
+ * a Node 24 process does without dlsync's engine (no Effect, no journal, no checks; only the
+ * engine's plain folder-fsync helpers, so the landing ends as the engine's does).
  * Per file, 8 at a time: the link from the service (undici POST, the bearer, JSON.parse;
  * skipped with `links: false`, which GETs the emulator's link path on nginx directly),
  * the body with undici's `request` on a keep-alive pool, then the same durable landing as
  * dlsync's: open, write, futimes, fsync, close, rename onto the final path, and an fsync of
- * the folder (coalesced by src/transfer/dirSyncer.ts, as in the engine). Prints the
+ * the folder (TransferFs.fsyncDir, coalesced by dirSyncer.ts). Prints the
  * runner's JSON line (dlsyncRun.ts), measured the same way.
  *   node nodeFloor.ts '<DlsyncJob JSON + { "links": boolean, "cdn": string }>'
  */
