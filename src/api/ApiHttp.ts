@@ -7,6 +7,8 @@
  *                  ▲                                                        ├─► 3xx (GET) ─► next hop
  *                  │                     401 + fresh credential (once) ◄────┤
  *                  └──────── retryPolicy (429, 408, 425, 5xx, transport) ◄──┴─► ApiError
+ *                  │                                                        │
+ *   rate gate (per group) ◄──────────── 429 + Retry-After closes it ◄───────┘
  *
  * Contracts:
  * - Under base_url every request sends `Accept: application/json`, `Authorization: Bearer …`
@@ -17,15 +19,28 @@
  *   CDN, a webhook host or any other origin never receives it.
  * - Debug logs carry method, path (never the query), status and request id; never the
  *   bearer.
+ * - Every attempt first passes its rate-limit group's gate (rateGate.ts): after a 429, no
+ *   request of that group is sent until Retry-After has passed, whoever sends it, and the
+ *   pace then comes back gradually. A wait longer than the schedule's `maxInlineWaitMs` is
+ *   not waited: the call fails at once with RateLimited and the time left, unsent.
  */
 
 import { Clock, Context, Duration, Effect, Layer, Random, Redacted, Schema, SchemaIssue } from "effect"
 import { ApiEndpoints } from "./ApiEndpoints.ts"
-import { ApiError, type ApiErrorReason, ClientValidation, Protocol, Transport, Unexpected } from "./ApiError.ts"
+import {
+  ApiError,
+  type ApiErrorReason,
+  ClientValidation,
+  Protocol,
+  RateLimited,
+  Transport,
+  Unexpected
+} from "./ApiError.ts"
 import { ApiTransport, type WireFailure } from "./ApiTransport.ts"
 import { Credentials } from "./Credentials.ts"
 import { classifyFailure } from "./classifyFailure.ts"
 import { errorCodes, provablyNeverSent } from "./neverSent.ts"
+import { admit, closeGate, type RateGate, rateLimitGroup } from "./rateGate.ts"
 import { DEFAULT_RETRY_SCHEDULE, type Idempotency, type RetrySchedule, retryDelay } from "./retryPolicy.ts"
 
 /** Longest one exchange (connect, headers and whole body) may take before it counts as a transport failure. */
@@ -60,10 +75,12 @@ export interface ApiObserverShape {
   readonly request: (operation: string, status: number | "network") => Effect.Effect<void>
   /** One retry (an attempt after the first) is about to be made. */
   readonly retry: (operation: string) => Effect.Effect<void>
+  /** One attempt waited `millis` at its rate-limit gate (after a 429 of its group) before it was sent. */
+  readonly rateLimitWait: (operation: string, millis: number) => Effect.Effect<void>
 }
 
 export const ApiObserver = Context.Reference<ApiObserverShape>("dlsync/api/ApiObserver", {
-  defaultValue: () => ({ request: () => Effect.void, retry: () => Effect.void })
+  defaultValue: () => ({ request: () => Effect.void, retry: () => Effect.void, rateLimitWait: () => Effect.void })
 })
 
 export type RequestBody =
@@ -115,6 +132,54 @@ export class ApiHttp extends Context.Service<
       const credentials = yield* Credentials
       const observer = yield* ApiObserver
       const apiOrigins = new Set([new URL(endpoints.baseUrl).origin, new URL(endpoints.authUrl).origin])
+      /** Rate-limit groups held back by a 429, by group; an open group has no entry. */
+      const gates = new Map<string, RateGate>()
+
+      /**
+       * Waits until the group's gate lets one request through. A wait beyond what one call
+       * waits inline fails at once with RateLimited (nothing sent), the time left as its delay.
+       */
+      const passGate = Effect.fnUntraced(function* (
+        operation: string,
+        settings: HttpSettings
+      ): Effect.fn.Return<void, ApiError> {
+        const group = rateLimitGroup(operation)
+        let waited = 0
+        for (;;) {
+          const now = yield* Clock.currentTimeMillis
+          const { gate, waitMs } = admit(gates.get(group), now)
+          if (gate === undefined) gates.delete(group)
+          else gates.set(group, gate)
+          if (waitMs === 0) break
+          if (waited + waitMs > settings.schedule.maxInlineWaitMs) {
+            return yield* new ApiError({
+              operation,
+              reason: new RateLimited({
+                status: 429,
+                message: "rate limit reached: the service asked to wait (Retry-After) after an earlier request",
+                retryAfterMillis: waitMs
+              })
+            })
+          }
+          waited += waitMs
+          yield* Effect.sleep(Duration.millis(waitMs))
+        }
+        if (waited > 0) yield* observer.rateLimitWait(operation, waited)
+      })
+
+      /** A 429 holds back every request of its group (see rateGate.ts). */
+      const onRateLimited = Effect.fnUntraced(function* (operation: string, retryAfterMillis: number | undefined) {
+        const group = rateLimitGroup(operation)
+        const now = yield* Clock.currentTimeMillis
+        const before = gates.get(group)
+        const after = closeGate(before, now, retryAfterMillis)
+        gates.set(group, after)
+        if (before === undefined || before.pausedUntil <= now) {
+          yield* Effect.logInfo("rate limited: holding these requests until Retry-After passes").pipe(
+            Effect.annotateLogs({ operation, waitMillis: after.pausedUntil - now })
+          )
+        }
+      })
 
       /** One exchange with one URL, redirects followed by hand for GET. */
       const exchange = Effect.fnUntraced(function* (
@@ -218,12 +283,14 @@ export class ApiHttp extends Context.Service<
           request.requestId === undefined ? generateRequestId() : yield* checkRequestId(request.requestId, operation)
         let refreshed = false
         for (let attempts = 1; ; attempts++) {
+          yield* passGate(operation, settings)
           const bearer = request.root === "api" ? yield* credentials.bearer : undefined
           const outcome = yield* Effect.result(exchange(request, operation, requestId, bearer, settings))
           const answered = outcome._tag === "Success" ? outcome.success.status : answeredStatus(outcome.failure)
           if (answered !== undefined) yield* observer.request(operation, answered)
           if (outcome._tag === "Success") return outcome.success
           const error = outcome.failure
+          if (error.reason._tag === "RateLimited") yield* onRateLimited(operation, error.reason.retryAfterMillis)
           if (error.reason._tag === "Unauthorized" && bearer !== undefined && !refreshed) {
             refreshed = true
             if (yield* credentials.refreshAfterUnauthorized(bearer)) {

@@ -76,7 +76,9 @@ export const feedMaxAge = (config: AppConfig): Duration.Duration =>
 export const daemonLayer = (config: AppConfig) => {
   const observed = Layer.effect(
     ApiObserver,
-    Metrics.use((metrics) => Effect.succeed({ request: metrics.apiRequest, retry: metrics.retry }))
+    Metrics.use((metrics) =>
+      Effect.succeed({ request: metrics.apiRequest, retry: metrics.retry, rateLimitWait: metrics.rateLimitWait })
+    )
   )
   const status = Layer.effect(
     StatusSource,

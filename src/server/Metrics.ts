@@ -13,6 +13,8 @@
  *   transfer_queue_depth                      gauge    transfers waiting to start
  *   api_requests_total{operation,status}      counter  API requests by operation and outcome
  *   retries_total{operation}                  counter  retried attempts (API calls, transfers)
+ *   api_rate_limit_waits_total{operation}     counter  API requests held back after a 429 of their group
+ *   api_rate_limit_wait_seconds_total{operation} counter  time those requests waited
  *   feed_lag_seconds                          gauge    time since the feed last reached its head
  *   last_sync_success_timestamp_seconds       gauge    Unix time of the last complete pass
  *   app_state_writes_total{outcome}           counter  app-state PUTs: written, precondition_failed (412), failed
@@ -36,6 +38,8 @@ export interface MetricsShape {
   readonly apiRequest: (operation: string, status: number | "network") => Effect.Effect<void>
   /** One retry (the attempts after the first) of an API operation or a transfer ("download"). */
   readonly retry: (operation: string) => Effect.Effect<void>
+  /** One API request waited `millis` at its rate-limit gate (a 429 of its group) before it was sent. */
+  readonly rateLimitWait: (operation: string, millis: number) => Effect.Effect<void>
   /** The feed reached its head just now (a poll returned no further page). */
   readonly feedCaughtUp: Effect.Effect<void>
   /** A sync pass completed successfully just now. */
@@ -78,6 +82,14 @@ const makeMetrics = Effect.gen(function* () {
     description: "Retried attempts by operation.",
     incremental: true
   })
+  const rateLimitWaits = Metric.counter("dlsync_api_rate_limit_waits_total", {
+    description: "API requests held back by a rate limit (a 429 of their operation) before being sent.",
+    incremental: true
+  })
+  const rateLimitWaitSeconds = Metric.counter("dlsync_api_rate_limit_wait_seconds_total", {
+    description: "Seconds API requests waited for a rate limit (a 429 of their operation) to pass.",
+    incremental: true
+  })
   const feedLag = Metric.gauge("dlsync_feed_lag_seconds", {
     description: "Seconds since the change feed last reached its head."
   })
@@ -116,6 +128,11 @@ const makeMetrics = Effect.gen(function* () {
         Metric.withAttributes(requests, { operation, status: String(status) }).updateUnsafe(1, context)
       ),
     retry: (operation) => Effect.sync(() => Metric.withAttributes(retries, { operation }).updateUnsafe(1, context)),
+    rateLimitWait: (operation, millis) =>
+      Effect.sync(() => {
+        Metric.withAttributes(rateLimitWaits, { operation }).updateUnsafe(1, context)
+        Metric.withAttributes(rateLimitWaitSeconds, { operation }).updateUnsafe(millis / 1000, context)
+      }),
     feedCaughtUp: Effect.sync(() => {
       caughtUpAtMs = clock.currentTimeMillisUnsafe()
     }),

@@ -23,7 +23,8 @@ describe("ApiObserver", () => {
       const seen: Array<string> = []
       const observer = Layer.succeed(ApiObserver, {
         request: (operation, status) => Effect.sync(() => seen.push(`${operation} ${status}`)),
-        retry: (operation) => Effect.sync(() => seen.push(`retry ${operation}`))
+        retry: (operation) => Effect.sync(() => seen.push(`retry ${operation}`)),
+        rateLimitWait: () => Effect.void
       })
       yield* Effect.gen(function* () {
         const client = yield* ApiClient

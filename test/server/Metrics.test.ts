@@ -110,6 +110,18 @@ describe("Metrics", () => {
     }).pipe(withMetrics)
   )
 
+  it.effect("rate-limit waits count the held-back requests and the seconds they waited, by operation", () =>
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      const link = "POST /files/{file}/download-link"
+      yield* metrics.rateLimitWait(link, 2_000)
+      yield* metrics.rateLimitWait(link, 1_500)
+      const families = yield* parsed
+      assert.strictEqual(sampleValue(families, "dlsync_api_rate_limit_waits_total", { operation: link }), 2)
+      assert.strictEqual(sampleValue(families, "dlsync_api_rate_limit_wait_seconds_total", { operation: link }), 3.5)
+    }).pipe(withMetrics)
+  )
+
   it.effect("label values with backslashes, quotes and newlines are escaped and read back intact", () =>
     Effect.gen(function* () {
       const metrics = yield* Metrics
