@@ -8,10 +8,12 @@
  *   ONCE_DRAIN_MS, so a cron run leaves with its `complete` entries written;
  * - the run was interrupted (SIGTERM/SIGINT): up to SHUTDOWN_DRAIN_MS, inside the
  *   daemon's 10 s stop budget.
- * Whatever is left stays in the outbox and is written by the next run. `run --once` then
- * publishes the device record, within the same bound: its totals are those after the pass.
+ * Whatever is left stays in the outbox and is written by the next run (`status` counts it).
+ * `run --once` then publishes the device record, within the same bound: its totals are
+ * those after the pass. The wait is never silent: a progress line at once and every few
+ * seconds (written of queued, time left), and a last line saying what was written or left.
  */
-import { Context, Duration, Effect, Exit, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
 import type { AuthStatus } from "../auth/OAuthCredentials.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
@@ -22,6 +24,7 @@ import { AppStateOutbox } from "./AppStateOutbox.ts"
 import { AppStateWriter } from "./AppStateWriter.ts"
 import { appStateLayer } from "./appStateLayer.ts"
 import { DeviceRecord } from "./DeviceRecord.ts"
+import { DRAIN_PROGRESS_EVERY_MS, drainProgressLine } from "./drainProgress.ts"
 import { FileProgress } from "./FileProgress.ts"
 import { SqliteOutbox } from "./outboxSqlite.ts"
 
@@ -67,20 +70,52 @@ const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox | D
       const boundMs = Exit.hasInterrupts(exit) ? SHUTDOWN_DRAIN_MS : ONCE_DRAIN_MS
       // The file entries first: they are what other devices act on; the record is one write.
       const finish = writer.drainWithin(boundMs).pipe(Effect.tap(() => (once ? record.publish : Effect.void)))
-      return Effect.interruptible(finish).pipe(
-        Effect.timeoutOption(Duration.millis(boundMs)),
-        Effect.flatMap((done) =>
-          done._tag === "Some" && done.value
-            ? Effect.void
-            : Effect.flatMap(outbox.size, (left) =>
-                left === 0
-                  ? Effect.void
-                  : Effect.logInfo("app state: entries not yet written stay queued for the next run").pipe(
-                      Effect.annotateLogs({ queued: left })
-                    )
-              )
+      return Effect.gen(function* () {
+        const started = yield* Clock.currentTimeMillis
+        const queued = yield* outbox.size
+        yield* Effect.interruptible(
+          Effect.raceFirst(
+            finish.pipe(Effect.timeoutOption(Duration.millis(boundMs))),
+            logProgress(writer, outbox, queued, started, boundMs)
+          )
         )
-      )
+        const left = yield* outbox.size
+        const seconds = Math.round(((yield* Clock.currentTimeMillis) - started) / 100) / 10
+        if (left > 0) {
+          yield* Effect.logInfo(
+            `app state: ${left} entries not yet written stay queued for the next run (or the daemon); \`dlsync status\` counts them`
+          ).pipe(Effect.annotateLogs({ queued: left, seconds }))
+        } else if (queued > 0) {
+          yield* Effect.logInfo(`app state: ${queued} entries written in ${seconds} s`)
+        }
+      })
     })
   })
 )
+
+/**
+ * Says what the end of a run waits for while app state is written: a line at once, then
+ * every DRAIN_PROGRESS_EVERY_MS (drainProgress.ts). Runs until interrupted.
+ */
+const logProgress = (
+  writer: AppStateWriter["Service"],
+  outbox: AppStateOutbox["Service"],
+  queued: number,
+  started: number,
+  boundMs: number
+): Effect.Effect<never> =>
+  Effect.gen(function* () {
+    let total = queued
+    let written = 0
+    for (;;) {
+      const left = yield* outbox.size
+      written = Math.max(written, total - left)
+      total = Math.max(total, written + left)
+      if (left > 0) {
+        const elapsedMs = (yield* Clock.currentTimeMillis) - started
+        const { ratePerMinute } = yield* writer.stats
+        yield* Effect.logInfo(drainProgressLine({ total, written, elapsedMs, ratePerMinute, boundMs }))
+      }
+      yield* Effect.sleep(Duration.millis(DRAIN_PROGRESS_EVERY_MS))
+    }
+  })

@@ -33,6 +33,8 @@ export interface StatusDocument {
   readonly heldDelete: { readonly count: number; readonly since: string; readonly paths: ReadonlyArray<string> } | null
   readonly locallyDeleted: ReadonlyArray<string>
   readonly recentProblems: ReadonlyArray<{ readonly at: string; readonly kind: string; readonly message: string }>
+  /** App-state entries not yet written to the service (OAuth): the next run or the daemon writes them. */
+  readonly appState: { readonly queued: number }
   /** "login required" from the moment the daemon's sign-in was refused until it works again. */
   readonly signIn: { readonly state: "ok" | "login required"; readonly since: string | null }
 }
@@ -49,6 +51,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
   const held = yield* store.held.list
   const events = yield* store.events.recent(200)
   const published = yield* store.liveTransfers.read
+  const appStateQueued = yield* store.appStateQueued
   const holderPid = yield* Effect.sync(() => liveLockHolder(settings.stateDir))
   const now = DateTime.toEpochMillis(yield* DateTime.now)
 
@@ -102,6 +105,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
       .filter((e) => e.level !== "info")
       .slice(-20)
       .map((e) => ({ at: e.at, kind: e.kind, message: e.path === null ? e.message : `${e.path}: ${e.message}` })),
+    appState: { queued: appStateQueued },
     signIn: signInState(events)
   }
   return document
@@ -128,6 +132,9 @@ export const renderStatus = (doc: StatusDocument): string => {
   lines.push(...renderTransfers(doc.transfers))
   lines.push(`cursor age:      ${doc.cursor.ageSeconds === null ? "none" : `${doc.cursor.ageSeconds} s`}`)
   lines.push(`last poll:       ${doc.lastPollAt ?? "never"}`)
+  if (doc.appState.queued > 0) {
+    lines.push(`app state:       ${doc.appState.queued} entries queued, written by the next run or the daemon`)
+  }
   if (doc.heldDelete !== null) {
     lines.push(
       `BIG DELETE HELD: ${doc.heldDelete.count} files since ${doc.heldDelete.since}; run \`dlsync run --once --allow-big-delete\` to go ahead`

@@ -143,6 +143,8 @@ export class Store extends Context.Service<
       readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<RecordedEvent>>
     }
     readonly liveTransfers: LiveTransfersStore
+    /** App-state entries waiting in the outbox (appstate/), for `status`: written by the next run or the daemon. */
+    readonly appStateQueued: Effect.Effect<number>
   }
 >()("dlsync/store/Store") {
   static readonly layer: Layer.Layer<Store, never, Database> = Layer.effect(
@@ -237,6 +239,7 @@ const decodePending = Schema.decodeUnknownSync(PendingRow)
 const nowIso = Effect.map(DateTime.now, DateTime.formatIso)
 
 const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
+  const countOutbox = db.prepare("SELECT COUNT(*) AS n FROM app_state_outbox")
   const q = {
     feed: db.prepare("SELECT * FROM feed_state WHERE id = 1"),
     setParams: db.prepare(
@@ -564,7 +567,8 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
           })
         )
     },
-    liveTransfers: makeLiveTransfers(db)
+    liveTransfers: makeLiveTransfers(db),
+    appStateQueued: Effect.sync(() => decodeCount(countOutbox.get()).n)
   }
 }
 

@@ -8,6 +8,7 @@ import * as Path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect } from "effect"
+import { ONCE_DRAIN_MS } from "../../src/appstate/mirrorAppState.ts"
 import { API_KEY_NOTICE } from "../../src/auth/credentialsFromConfig.ts"
 import type { RunningEmulator } from "../../src/emulator/server.ts"
 import { seedTokens } from "../auth/support/fixtures.ts"
@@ -271,6 +272,49 @@ describe("app state", { timeout: 120_000 }, () => {
       })
     }
     assert.deepStrictEqual(outboxStates(b.stateDir), [])
+  })
+
+  it("run --once writes a long backlog for at most its bound, saying so, and leaves the rest in the outbox", async () => {
+    box = await sandbox()
+    const b = box
+    seedSmallLibrary(b.emu)
+    await signIn(b)
+    const files = remoteFiles(b.emu)
+    // One request per 10 s: the backlog (two requests per file) cannot be written within the bound.
+    const started = performance.now()
+    const result = await b.run(["run", "--once"], {
+      env: { DLSYNC_APP_STATE_MAX_REQUESTS_PER_MINUTE: "6" },
+      deadlineMs: 90_000
+    })
+    const tookMs = performance.now() - started
+    assert.strictEqual(result.code, 0, result.stderr)
+    assert.deepStrictEqual(snapshot(b.root), expectedTree(b.emu))
+    // The pass takes a second or two; the app-state wait after it is bounded by ONCE_DRAIN_MS.
+    assert.isBelow(tookMs, ONCE_DRAIN_MS + 15_000)
+
+    // Never silent: progress while waiting, then what was left and where.
+    assert.match(result.stderr, /writing app state: \d+ of \d+ entries, about \S+ left/)
+    assert.match(result.stderr, /the rest stays queued for the next run/)
+    assert.match(result.stderr, /app state: \d+ entries not yet written stay queued for the next run/)
+
+    // The rest is durable in the outbox, and `status` counts it.
+    const queued = outboxStates(b.stateDir)
+    assert.isAbove(queued.length, 0)
+    assert.isBelow(queued.length, files.length + 1)
+    const status = await b.run(["status", "--json"])
+    assert.strictEqual(status.code, 0, status.stderr)
+    assert.deepStrictEqual(JSON.parse(status.stdout).appState, { queued: queued.length })
+    const human = await b.run(["status"])
+    assert.include(human.stdout, `app state:       ${queued.length} entries queued`)
+
+    // The next run (default budget) writes what was left.
+    const next = await b.run(["run", "--once"])
+    assert.strictEqual(next.code, 0, next.stderr)
+    assert.deepStrictEqual(outboxStates(b.stateDir), [])
+    const deviceId = deviceIdOf(b)
+    for (const file of files) {
+      assert.deepInclude(deviceEntry(await readState(b.emu, file.id), deviceId), { state: "complete", path: file.path })
+    }
   })
 
   it("the daemon writes what is left on SIGTERM and still exits 0 within 10 s", async () => {
