@@ -8,6 +8,7 @@
 import { createHash, randomBytes } from "node:crypto"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
+import { TestClock } from "effect/testing"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { DEVICE_CODE_GRANT, type TokenGrant } from "../../src/api/oauth.ts"
 import {
@@ -361,8 +362,9 @@ layer(Emulator.layer())("device authorization rate limit", (it) => {
           assert.isAtMost(limited.retryAfterMillis ?? 0, 60_000)
           // Device authorization is never resent by the client: one request.
           assert.strictEqual((yield* requestsSince(mark)).length, 1)
-          // A minute later the window has room again.
+          // A minute later the window has room again (the client honours Retry-After on its own clock too).
           e.control.advanceClock(61_000)
+          yield* TestClock.adjust("61 seconds")
           yield* c.oauth.authorizeDevice(e.clientId)
         })
       )
