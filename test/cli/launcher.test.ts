@@ -3,12 +3,13 @@
  * lock file, the sources otherwise (an edited source never runs stale). Each case is a copy
  * of the launcher in a scratch tree whose `src/main.ts` and `dist/dlsync.mjs` say who ran.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterEach, assert, beforeEach, describe, it } from "vitest"
-import { type Sandbox, sandbox, waitUntil } from "../integration/harness.ts"
+import { type Sandbox, sandbox } from "../integration/harness.ts"
+import { startThenSigterm } from "../service/sigterm.ts"
 
 const launcher = Path.resolve(import.meta.dirname, "../../bin/dlsync.js")
 let tree = ""
@@ -72,68 +73,41 @@ describe("bin/dlsync.js", () => {
  */
 describe("SIGTERM to the started process stops dlsync", { timeout: 120_000 }, () => {
   const repo = Path.resolve(import.meta.dirname, "../..")
+  const bundledNode = Fs.realpathSync(Path.join(repo, "node_modules/node/bin/node"))
   const userPath = (process.env.PATH ?? "")
     .split(":")
     .filter((dir) => !dir.includes(Path.join("node_modules", ".bin")))
     .join(":")
   const systemNodeMajor = Number(
-    execFileSync("node", ["-p", "process.versions.node.split('.')[0]"], {
-      env: { PATH: userPath },
-      encoding: "utf8"
-    })
+    execFileSync("node", ["-p", "process.versions.node.split('.')[0]"], { env: { PATH: userPath }, encoding: "utf8" })
   )
   let box: Sandbox | undefined
-  let started: ChildProcess | undefined
-  let tree: Array<ProcessInfo> = []
 
   afterEach(async () => {
-    if (started?.exitCode === null && started.signalCode === null) started.kill("SIGKILL")
-    // A failed case must not leave its orphans running.
-    for (const p of tree.filter(isRunning)) process.kill(p.pid, "SIGKILL")
-    tree = []
     await box?.close()
     box = undefined
   })
 
-  /** Starts `command` as a user's shell would, signals it once dlsync has run a pass, and checks what is left. */
   const stopsCleanly = async (command: string, args: ReadonlyArray<string>, extra: Record<string, string> = {}) => {
     box = await sandbox()
     const env = box.env({ PATH: userPath, ...extra })
     // Not the npm settings of the `npm test` or `npx vitest` that runs this file.
     for (const key of Object.keys(env)) if (/^npm_/i.test(key) || key === "INIT_CWD") delete env[key]
-    const child = spawn(command, args, { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] })
-    started = child
-    let output = ""
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()))
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on("exit", (code, signal) => resolve({ code, signal }))
-    )
-    const lock = Path.join(box.stateDir, "dlsync.lock")
-    const holder = () => (Fs.existsSync(lock) ? Number(Fs.readFileSync(lock, "utf8").split("\n")[0]) : undefined)
-    const pid = child.pid ?? 0
-    await waitUntil(() => output.includes("pass: downloaded") && holder() !== undefined, 90_000, `a pass\n${output}`)
-
-    tree = [processInfo(pid), ...descendants(pid)].filter((p) => p !== undefined)
+    const stopped = await startThenSigterm({ command, args, cwd: repo, env, stateDir: box.stateDir })
+    const [started] = stopped.tree
     assert.include(
-      tree.map((p) => p.pid),
-      holder(),
-      "the lock holder runs under the started process"
+      stopped.tree.map((p) => p.pid),
+      stopped.lockHolder,
+      "dlsync runs under the started process"
     )
     if (systemNodeMajor < 24) {
       // The system Node started the command; dlsync itself runs on node_modules/node.
-      assert.notStrictEqual(Fs.readlinkSync(`/proc/${pid}/exe`), Fs.realpathSync(bundledNode))
-      assert.isTrue(tree.some((p) => Fs.readlinkSync(`/proc/${p.pid}/exe`) === Fs.realpathSync(bundledNode)))
+      assert.notStrictEqual(started?.exe, bundledNode)
+      assert.isTrue(stopped.tree.some((p) => p.exe === bundledNode))
     }
-
-    child.kill("SIGTERM")
-    assert.deepStrictEqual(await exit, { code: 0, signal: null }, output)
-    assert.deepStrictEqual(
-      tree.filter(isRunning).map((p) => `${p.pid} ${p.cmdline}`),
-      [],
-      "no process of the started tree survives"
-    )
-    assert.isFalse(Fs.existsSync(lock), "the state lock is released")
+    assert.deepStrictEqual(stopped.exit, { code: 0, signal: null }, stopped.output)
+    assert.deepStrictEqual(stopped.survivors, [], "no process of the started tree survives")
+    assert.isTrue(stopped.lockReleased, "the state lock is released")
   }
 
   it("`dlsync run`, with `dlsync` on PATH as `npm link` puts it", async () => {
@@ -161,46 +135,3 @@ describe("SIGTERM to the started process stops dlsync", { timeout: 120_000 }, ()
     await stopsCleanly("npx", ["dlsync", "run"], { HOME: Os.homedir() })
   })
 })
-
-const bundledNode = Path.resolve(import.meta.dirname, "../../node_modules/node/bin/node")
-
-interface ProcessInfo {
-  readonly pid: number
-  readonly ppid: number
-  /** Start time in clock ticks since boot: tells a process from a later one with its pid. */
-  readonly start: string
-  readonly cmdline: string
-}
-
-/** What /proc says of `pid`, undefined once it is gone or a zombie. */
-const processInfo = (pid: number): ProcessInfo | undefined => {
-  try {
-    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    // After "pid (comm) ": state ppid pgrp session tty tpgid flags minflt cminflt majflt
-    // cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime …
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    if (fields[0] === "Z") return undefined
-    const cmdline = Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim()
-    return { pid, ppid: Number(fields[1]), start: fields[19] ?? "", cmdline }
-  } catch {
-    return undefined
-  }
-}
-
-/** Every process below `root`, however deep. */
-const descendants = (root: number): Array<ProcessInfo> => {
-  const all = Fs.readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .map((name) => processInfo(Number(name)))
-    .filter((p) => p !== undefined)
-  const found: Array<ProcessInfo> = []
-  let parents = new Set([root])
-  while (parents.size > 0) {
-    const children = all.filter((p) => parents.has(p.ppid))
-    found.push(...children)
-    parents = new Set(children.map((p) => p.pid))
-  }
-  return found
-}
-
-const isRunning = (p: ProcessInfo) => processInfo(p.pid)?.start === p.start
