@@ -12,6 +12,7 @@
  *
  *   node scripts/build.ts [--entry src/main.ts --out dist/dlsync.mjs]
  */
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { type BuildOptions, build } from "esbuild"
@@ -45,5 +46,9 @@ if (import.meta.main) {
       out: { type: "string", default: Path.join(root, "dist", "dlsync.mjs") }
     }
   })
-  await bundle(values.entry, values.out)
+  // Written beside and renamed into place: a dlsync starting while `npm link` or `npx`
+  // rebuilds (they run `prepare` too) never imports a half-written bundle.
+  const partial = `${values.out}.${process.pid}.partial`
+  await bundle(values.entry, partial)
+  Fs.renameSync(partial, values.out)
 }

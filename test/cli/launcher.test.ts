@@ -8,6 +8,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterEach, assert, beforeEach, describe, it } from "vitest"
+import { type Sandbox, sandbox } from "../integration/harness.ts"
+import { startThenSigterm } from "../service/sigterm.ts"
 
 const launcher = Path.resolve(import.meta.dirname, "../../bin/dlsync.js")
 let tree = ""
@@ -59,5 +61,77 @@ describe("bin/dlsync.js", () => {
     Fs.rmSync(Path.join(tree, "src"), { recursive: true })
     Fs.rmSync(Path.join(tree, "package-lock.json"))
     assert.strictEqual(whoRuns(), "bundle")
+  })
+})
+
+/**
+ * SIGTERM to the process that the README's command lines start stops dlsync: no dlsync
+ * process survives it (the whole tree under that process, read from /proc), the state
+ * lock is released and the exit is clean. Each runs against the emulator with PATH as a
+ * user's shell has it: the system Node (20 on a fresh machine, so the launcher switches to
+ * node_modules/node) instead of the Node 24 of node_modules/.bin that runs these tests.
+ */
+describe("SIGTERM to the started process stops dlsync", { timeout: 120_000 }, () => {
+  const repo = Path.resolve(import.meta.dirname, "../..")
+  const bundledNode = Fs.realpathSync(Path.join(repo, "node_modules/node/bin/node"))
+  const userPath = (process.env.PATH ?? "")
+    .split(":")
+    .filter((dir) => !dir.includes(Path.join("node_modules", ".bin")))
+    .join(":")
+  const systemNodeMajor = Number(
+    execFileSync("node", ["-p", "process.versions.node.split('.')[0]"], { env: { PATH: userPath }, encoding: "utf8" })
+  )
+  let box: Sandbox | undefined
+
+  afterEach(async () => {
+    await box?.close()
+    box = undefined
+  })
+
+  const stopsCleanly = async (command: string, args: ReadonlyArray<string>, extra: Record<string, string> = {}) => {
+    box = await sandbox()
+    const env = box.env({ PATH: userPath, ...extra })
+    // Not the npm settings of the `npm test` or `npx vitest` that runs this file.
+    for (const key of Object.keys(env)) if (/^npm_/i.test(key) || key === "INIT_CWD") delete env[key]
+    const stopped = await startThenSigterm({ command, args, cwd: repo, env, stateDir: box.stateDir })
+    const [started] = stopped.tree
+    assert.include(
+      stopped.tree.map((p) => p.pid),
+      stopped.lockHolder,
+      "dlsync runs under the started process"
+    )
+    if (systemNodeMajor < 24) {
+      // The system Node started the command; dlsync itself runs on node_modules/node.
+      assert.notStrictEqual(started?.exe, bundledNode)
+      assert.isTrue(stopped.tree.some((p) => p.exe === bundledNode))
+    }
+    assert.deepStrictEqual(stopped.exit, { code: 0, signal: null }, stopped.output)
+    assert.deepStrictEqual(stopped.survivors, [], "no process of the started tree survives")
+    assert.isTrue(stopped.lockReleased, "the state lock is released")
+  }
+
+  it("`dlsync run`, with `dlsync` on PATH as `npm link` puts it", async () => {
+    // npm link's layout: <prefix>/bin/dlsync -> ../lib/node_modules/dlsync/bin/dlsync.js,
+    // <prefix>/lib/node_modules/dlsync -> the checkout. Made by hand: `npm link` would
+    // also rebuild dist/ under the other tests running now.
+    const prefix = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-link-"))
+    try {
+      Fs.mkdirSync(Path.join(prefix, "bin"))
+      Fs.mkdirSync(Path.join(prefix, "lib", "node_modules"), { recursive: true })
+      Fs.symlinkSync(repo, Path.join(prefix, "lib", "node_modules", "dlsync"))
+      Fs.symlinkSync("../lib/node_modules/dlsync/bin/dlsync.js", Path.join(prefix, "bin", "dlsync"))
+      await stopsCleanly("dlsync", ["run"], { PATH: `${Path.join(prefix, "bin")}:${userPath}` })
+    } finally {
+      Fs.rmSync(prefix, { recursive: true, force: true })
+    }
+  })
+
+  it("`/path/to/dlsync/bin/dlsync.js run`, the launcher by its path as the systemd units run it", async () => {
+    await stopsCleanly(Path.join(repo, "bin", "dlsync.js"), ["run"])
+  })
+
+  it("`npx dlsync run` in the checkout (npm forwards SIGTERM to dlsync itself)", async () => {
+    // The user's own npm cache, as for any npx.
+    await stopsCleanly("npx", ["dlsync", "run"], { HOME: Os.homedir() })
   })
 })

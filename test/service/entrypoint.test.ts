@@ -12,6 +12,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, describe, it } from "@effect/vitest"
+import { sandbox } from "../integration/harness.ts"
+import { startThenSigterm } from "./sigterm.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
 const entrypoint = Path.join(repo, "docker/entrypoint.sh")
@@ -67,13 +69,8 @@ out=$1; shift
 } > "$out"
 `
 
-const runEntrypoint = (options: {
-  readonly env?: Readonly<Record<string, string>>
-  readonly args?: ReadonlyArray<string>
-  readonly prepare?: (dirs: Run["dirs"]) => void
-  readonly configFile?: boolean
-  readonly realNode?: boolean
-}): Run => {
+/** A temp dir with the stand-ins in `bin` and the recorder the stand-in node hands its arguments to. */
+const stubs = () => {
   const tmp = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-entrypoint-"))
   temporary.push(tmp)
   const bin = Path.join(tmp, "bin")
@@ -83,6 +80,17 @@ const runEntrypoint = (options: {
   }
   const recorder = Path.join(tmp, "record-node")
   Fs.writeFileSync(recorder, RECORDER, { mode: 0o755 })
+  return { tmp, bin, recorder }
+}
+
+const runEntrypoint = (options: {
+  readonly env?: Readonly<Record<string, string>>
+  readonly args?: ReadonlyArray<string>
+  readonly prepare?: (dirs: Run["dirs"]) => void
+  readonly configFile?: boolean
+  readonly realNode?: boolean
+}): Run => {
+  const { tmp, bin, recorder } = stubs()
   const dirs = {
     config: Path.join(tmp, "config"),
     state: Path.join(tmp, "config", "state"),
@@ -242,10 +250,32 @@ describe("docker/entrypoint.sh end to end", () => {
   })
 })
 
-describe("docker/entrypoint.sh source", () => {
-  it("passes shellcheck (POSIX sh)", () => {
-    const result = spawnSync("shellcheck", ["--shell=sh", "--severity=style", entrypoint], { encoding: "utf8" })
-    assert.isNull(result.error ?? null, "shellcheck not found: apt-get install -y shellcheck")
-    assert.strictEqual(result.status, 0, result.stdout)
+describe("docker/entrypoint.sh and `docker stop`", () => {
+  it("execs all the way, so the started process is dlsync and SIGTERM to it stops dlsync cleanly", {
+    timeout: 120_000
+  }, async () => {
+    const box = await sandbox()
+    try {
+      const { tmp, bin } = stubs()
+      const stopped = await startThenSigterm({
+        command: "/bin/sh",
+        args: [entrypoint, "run"],
+        cwd: tmp,
+        env: {
+          ...box.env(),
+          PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`,
+          CALLS: Path.join(tmp, "calls"),
+          REPO: repo,
+          REAL_NODE: realNode
+        },
+        stateDir: box.stateDir
+      })
+      assert.strictEqual(stopped.lockHolder, stopped.tree[0]?.pid, "the process tini started is dlsync itself")
+      assert.deepStrictEqual(stopped.exit, { code: 0, signal: null }, stopped.output)
+      assert.deepStrictEqual(stopped.survivors, [])
+      assert.isTrue(stopped.lockReleased, "the state lock is released")
+    } finally {
+      await box.close()
+    }
   })
 })

@@ -116,6 +116,10 @@ describe.skipIf(skipWithout(TOOLS))("systemd units", () => {
       assert.deepStrictEqual(values(service, "ProtectSystem"), ["strict"])
       assert.deepStrictEqual(values(service, "MemoryDenyWriteExecute"), [], "V8's JIT needs W+X memory")
       assert.deepStrictEqual(values(service, "RestrictAddressFamilies"), ["AF_INET AF_INET6 AF_UNIX"])
+      // SIGTERM to the main process only: the launcher, which passes it on to dlsync and waits
+      // (test/cli/launcher.test.ts stops it so); SIGKILL to all when TimeoutStopSec runs out.
+      assert.deepStrictEqual(values(service, "KillMode"), ["mixed"], service)
+      assert.match(values(service, "ExecStart")[0] ?? "", /^\/opt\/dlsync\/bin\/dlsync\.js run\b/, service)
     }
   })
 })
