@@ -33,6 +33,19 @@ describe("LocalOps", () => {
     })
   )
 
+  it.effect("takes names that merely start with two dots as the single components they are", () =>
+    Effect.gen(function* () {
+      const root = tmp()
+      for (const name of ["..hidden", "...txt", ".._x", "a/..b"]) {
+        yield* withOps(root, (ops) => ops.mkdirp(name))
+        assert.isTrue(Fs.statSync(Path.join(root, name)).isDirectory(), name)
+      }
+      const stat = write(root, "..f", "x")
+      yield* withOps(root, (ops) => ops.rename("..f", "...g", stat))
+      assert.deepStrictEqual(Fs.readdirSync(root).sort(), ["...g", "...txt", ".._x", "..hidden", "a"])
+    })
+  )
+
   it.effect("never writes through a symlink inside the root", () =>
     Effect.gen(function* () {
       const root = tmp()
