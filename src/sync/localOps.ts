@@ -234,8 +234,10 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
     land: (from, toRel, replace) =>
       run(toRel, () => {
         const to = resolve(toRel)
-        const partial = NodePath.join(root, DLSYNC_DIR, "partial") + NodePath.sep
-        if (!from.startsWith(partial)) throw opError(toRel, "outside_root", `${from} is not under .dlsync/partial`)
+        // Compared after normalizing: `<root>/.dlsync/partial/../../x` starts with the prefix too.
+        if (!isBelow(NodePath.join(root, DLSYNC_DIR, "partial"), NodePath.resolve(from))) {
+          throw opError(toRel, "outside_root", `${from} is not under .dlsync/partial`)
+        }
         checkAncestors(toRel, false)
         if (replace === null) {
           try {
