@@ -151,8 +151,8 @@ describe("LocalOps", () => {
       Fs.writeFileSync(outside, "not ours")
       // Built by hand: Path.join would take the dots away.
       const dotted = `${root}/.dlsync/partial/../../../${Path.basename(Path.dirname(outside))}/outside`
-      const escape = yield* Effect.flip(withOps(root, (ops) => ops.land(dotted, "h", null)))
-      assert.strictEqual(escape.reason, "outside_root")
+      const escaped = yield* Effect.flip(withOps(root, (ops) => ops.land(dotted, "h", null)))
+      assert.strictEqual(escaped.reason, "outside_root")
       assert.isTrue(Fs.existsSync(outside), "nothing taken from outside the partial folder")
     })
   )
