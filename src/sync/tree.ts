@@ -160,7 +160,13 @@ export const mapTree = (items: Iterable<RemoteItem>, config: TreeConfig): Mapped
       })
       continue
     }
-    node.path = node.parent === null ? node.name : `${node.parent.path}/${node.name}`
+    // Most paths have nothing short on them: they are their full paths (one string, not two).
+    node.path =
+      node.parent === null
+        ? node.name
+        : node.parent.path === node.parent.fullPath && !node.shortened
+          ? node.fullPath
+          : `${node.parent.path}/${node.name}`
     const entry: Placed = { item: node.item, path: node.path, filtered: node.filtered, shortened: node.shortened }
     placed.push(entry)
     placedById.set(node.item.id, entry)
