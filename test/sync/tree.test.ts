@@ -17,6 +17,34 @@ const deepChain = (depth: number, bytes: number, fileName = "bottom.mkv"): Array
   return items
 }
 
+/** Random trees of up to `maxLength` items, each under the root or an earlier folder, created a second apart. */
+const treeOf = (name: fc.Arbitrary<string>, maxLength: number) =>
+  fc.array(fc.record({ name, isFolder: fc.boolean(), parent: fc.nat(30) }), { maxLength }).map((records) => {
+    const items: Array<RemoteItem> = []
+    records.forEach((r, i) => {
+      const folders = items.filter((x) => x.type === "folder")
+      const p = r.parent % (folders.length + 1)
+      const parentId = p === folders.length ? null : folders[p]!.id
+      const at = `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`
+      const extra = { createdAt: at, updatedAt: at }
+      items.push(r.isFolder ? folder(`n${i}`, r.name, parentId, extra) : file(`n${i}`, r.name, parentId, extra))
+    })
+    return items
+  })
+
+/** No two items share a path (nor a folded one when the file system ignores case). */
+const assertDistinct = (tree: MappedTree, caseInsensitive: boolean) => {
+  const seen = new Set<string>()
+  for (const p of tree.placed) {
+    const key = p.path
+      .split("/")
+      .map((c) => foldName(c, caseInsensitive))
+      .join("/")
+    assert.isFalse(seen.has(key), `two items on ${p.path}`)
+    seen.add(key)
+  }
+}
+
 /** Every placed path fits the budget and is made of components of at most 255 bytes. */
 const assertFits = (tree: MappedTree, maxPathBytes: number) => {
   for (const p of tree.placed) {
@@ -117,18 +145,7 @@ describe("mapTree", () => {
       fc.constantFrom("a", "..hidden", "...txt", "../x", "A.MKV", "é".repeat(120), "x".repeat(300) + ".srt"),
       fc.string({ unit: "grapheme", minLength: 1, maxLength: 90 })
     )
-    const items = fc
-      .array(fc.record({ name, isFolder: fc.boolean(), parent: fc.nat(30) }), { maxLength: 30 })
-      .map((records) => {
-        const list: Array<RemoteItem> = []
-        records.forEach((r, i) => {
-          const folders = list.filter((x) => x.type === "folder")
-          const p = r.parent % (folders.length + 1)
-          const parentId = p === folders.length ? null : folders[p]!.id
-          list.push(r.isFolder ? folder(`n${i}`, r.name, parentId) : file(`n${i}`, r.name, parentId))
-        })
-        return list
-      })
+    const items = treeOf(name, 30)
     fc.assert(
       fc.property(items, fc.integer({ min: 40, max: 2000 }), fc.boolean(), (list, maxPathBytes, caseInsensitive) => {
         const config = { ...ALL, maxPathBytes, caseInsensitive }
@@ -136,14 +153,8 @@ describe("mapTree", () => {
         assertFits(tree, maxPathBytes)
         assert.strictEqual(tree.placed.length + tree.problems.length, list.length)
         const full = mapTree(list, { ...config, maxPathBytes: Number.MAX_SAFE_INTEGER })
-        const seen = new Set<string>()
+        assertDistinct(tree, caseInsensitive)
         for (const p of tree.placed) {
-          const key = p.path
-            .split("/")
-            .map((c) => foldName(c, caseInsensitive))
-            .join("/")
-          assert.isFalse(seen.has(key), `two items on ${p.path}`)
-          seen.add(key)
           const unshortened = full.byId.get(p.item.id)!
           assert.strictEqual(p.filtered, unshortened.filtered)
           if (!p.shortened) {
@@ -259,19 +270,13 @@ describe("mapTree", () => {
       fc.property(items, fc.boolean(), fc.boolean(), (list, portableNames, caseInsensitive) => {
         const root = "/mirror/root"
         const tree = mapTree(list, { ...ALL, portableNames, caseInsensitive })
-        const seen = new Set<string>()
+        assertDistinct(tree, caseInsensitive)
         for (const p of tree.placed) {
           const resolved = Path.resolve(root, p.path)
           assert.isTrue(resolved.startsWith(root + "/"), `${p.path} leaves the root`)
           assert.notInclude(["", ".", ".."], p.path.split("/")[0])
           for (const part of p.path.split("/")) assert.notInclude(["", ".", ".."], part)
           assert.notStrictEqual(foldName(p.path.split("/")[0]!, caseInsensitive), ".dlsync")
-          const key = p.path
-            .split("/")
-            .map((c) => foldName(c, caseInsensitive))
-            .join("/")
-          assert.isFalse(seen.has(key), `two items on ${p.path}`)
-          seen.add(key)
         }
         assert.strictEqual(tree.placed.length + tree.problems.length, list.length)
       }),
@@ -281,20 +286,7 @@ describe("mapTree", () => {
 
   it("never moves an item because of an unrelated change elsewhere in the tree (property)", () => {
     const names = fc.constantFrom("a", "A", "b", "a.mkv", "A.MKV", "..", "c")
-    const tree = fc
-      .array(fc.record({ name: names, isFolder: fc.boolean(), parent: fc.nat(20) }), { maxLength: 20 })
-      .map((records) => {
-        const items: Array<RemoteItem> = []
-        records.forEach((r, i) => {
-          const folders = items.filter((x) => x.type === "folder")
-          const p = r.parent % (folders.length + 1)
-          const parentId = p === folders.length ? null : folders[p]!.id
-          const at = `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`
-          const extra = { createdAt: at, updatedAt: at }
-          items.push(r.isFolder ? folder(`n${i}`, r.name, parentId, extra) : file(`n${i}`, r.name, parentId, extra))
-        })
-        return items
-      })
+    const tree = treeOf(names, 20)
     fc.assert(
       fc.property(tree, names, fc.nat(), fc.boolean(), (items, newName, pick, caseInsensitive) => {
         const config = { ...ALL, caseInsensitive }
