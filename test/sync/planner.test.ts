@@ -355,6 +355,21 @@ describe("plan", () => {
     assert.deepStrictEqual(show(kept), ["Skip broken_parent orphan.mkv"])
   })
 
+  it("skips an item too deep for PATH_MAX even with short names as too_deep, and removes nothing", () => {
+    const top = folder("t", "t".repeat(200))
+    const deep = file("x", "x".repeat(200), "t")
+    const config = { ...CONFIG, maxPathBytes: 100 }
+    const actions = plan(input({ remote: [top, deep], config }))
+    assert.deepStrictEqual(
+      show(actions).map((a) => a.replace(/t+ \[[0-9a-f]{6}\]/, "T")),
+      ["Mkdir T", "Skip too_deep x"]
+    )
+    // A mirrored copy (from a shorter root, say) is left where it is, not trashed.
+    const kept = plan(input({ remote: [top, deep], config, ...mirrored([[deep, "old/x"]]) }))
+    assert.isFalse(kept.some((a) => a._tag === "Trash" || a._tag === "Delete" || a._tag === "Forget"))
+    assert.include(show(kept), "Skip too_deep old/x")
+  })
+
   it("keeps the current copy of a locked item that has a new version", () => {
     const edited = { ...f, size: 300, locked: true, updatedAt: "2026-02-01T00:00:00Z" }
     const actions = plan(
