@@ -10,6 +10,8 @@
  *   the file system ignores case), and the name of an item depends only on its own name,
  *   id and creation time and on the siblings whose sanitized name collides with it:
  *   adding, removing or renaming an unrelated sibling never renames it.
+ * - `withShortNames` keeps siblings distinct too; a short name is at most SHORT_NAME_BYTES and
+ *   depends only on the item's own name and id (unless it collides, then on the colliders).
  */
 import { createHash } from "node:crypto"
 
