@@ -9,6 +9,7 @@ import { Argument, Command } from "effect/cli"
 import { NothingToRestore, UsageError } from "../engine/EngineError.ts"
 import { storeLayer } from "../engine/engineLayer.ts"
 import { Store } from "../store/Store.ts"
+import { isBelow } from "../sync/localOps.ts"
 import { commandConfig } from "./commandConfig.ts"
 
 export const restoreCommand = Command.make(
@@ -44,7 +45,6 @@ export const restoreCommand = Command.make(
 /** PATH as a store path (relative, `/`-separated), or undefined when it lies outside the root. */
 export const relativeToRoot = (root: string, path: string): string | undefined => {
   const abs = NodePath.isAbsolute(path) ? path : NodePath.join(root, path)
-  const rel = NodePath.relative(root, abs)
-  if (rel === "" || rel.startsWith("..") || NodePath.isAbsolute(rel)) return undefined
-  return rel.split(NodePath.sep).join("/")
+  if (!isBelow(root, abs)) return undefined
+  return NodePath.relative(root, abs).split(NodePath.sep).join("/")
 }

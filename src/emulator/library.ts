@@ -4,6 +4,7 @@
  * - `demo`: about forty items — nested folders, videos with media metadata and posters,
  *   subtitles, music, documents, a locked file, and names a local file system cannot take
  *   as they are ("a/b", "..", "CON", "trailing. ", a 300-character name, NFD Unicode,
+ *   and names that only start with two dots, which it can ("..hidden", "...txt", "../x"),
  *   case-colliding siblings, reserved characters).
  * - `files=N,depth=D`: N files spread over a folder tree D levels deep (about 20 files per
  *   folder), every tenth a video with media; 100,000 files take well under a second.
@@ -147,6 +148,9 @@ const DEMO: ReadonlyArray<Node> = [
     children: [
       { name: "a/b", size: 10 },
       { name: "..", size: 11 },
+      { name: "..hidden", size: 22 },
+      { name: "...txt", size: 23 },
+      { name: "../x", size: 24 },
       { name: "CON", size: 12 },
       { name: "trailing. ", size: 13 },
       { name: ` leading space.txt`, size: 14 },

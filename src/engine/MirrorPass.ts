@@ -71,13 +71,14 @@ export interface PassReport extends ReconcileReport {
 }
 
 /** Skips that leave an in-scope item unmirrored for a reason the user must look at. */
-export const FAILING_SKIPS: ReadonlySet<SkipCode> = new Set(["occupied", "broken_parent", "parent_blocked"])
+export const FAILING_SKIPS: ReadonlySet<SkipCode> = new Set(["occupied", "broken_parent", "too_deep", "parent_blocked"])
 
 /** Skips that leave an in-scope file unmirrored, which its app state shows (all but `filtered`). */
 export const APP_STATE_SKIPS: ReadonlySet<SkipCode> = new Set([
   "locked",
   "too_big",
   "broken_parent",
+  "too_deep",
   "locally_deleted",
   "occupied",
   "modified_locally",

@@ -32,6 +32,8 @@ export interface StatusDocument {
   readonly locked: ReadonlyArray<string>
   readonly heldDelete: { readonly count: number; readonly since: string; readonly paths: ReadonlyArray<string> } | null
   readonly locallyDeleted: ReadonlyArray<string>
+  /** In-scope items whose local name is shortened so that their paths fit PATH_MAX (tree.ts). */
+  readonly shortened: ReadonlyArray<{ readonly path: string; readonly remoteId: string; readonly name: string }>
   readonly recentProblems: ReadonlyArray<{ readonly at: string; readonly kind: string; readonly message: string }>
   /** App-state entries not yet written to the service (OAuth): the next run or the daemon writes them. */
   readonly appState: { readonly queued: number }
@@ -66,12 +68,18 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
     }
   }
   const deletedIds = new Set(markers.map((m) => m.remoteId))
-  // caseInsensitive does not change which items are in scope, only their names.
+  // caseInsensitive does not change which items are in scope, only their names (a shortened
+  // item is shown at the path its entry records).
   const tree = mapTree(remote, planConfigOf(settings.mirror, false))
   let pending = 0
   const locked: Array<string> = []
+  const shortened: Array<StatusDocument["shortened"][number]> = []
+  const entryPaths = new Map(entries.map((e) => [e.remoteId, e.path]))
   for (const placed of tree.placed) {
     const item = placed.item
+    if (placed.shortened && placed.filtered === null) {
+      shortened.push({ path: entryPaths.get(item.id) ?? placed.path, remoteId: item.id, name: item.name })
+    }
     if (placed.filtered !== null || item.type !== "file" || deletedIds.has(item.id)) continue
     if (item.locked) locked.push(placed.path)
     else if (syncedSize.get(item.id) !== item.size) pending += item.size
@@ -101,6 +109,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
     heldDelete:
       held.length === 0 ? null : { count: held.length, since: held[0]?.heldAt ?? "", paths: held.map((h) => h.path) },
     locallyDeleted: markers.map((m) => m.path),
+    shortened,
     recentProblems: events
       .filter((e) => e.level !== "info")
       .slice(-20)
@@ -152,6 +161,10 @@ export const renderStatus = (doc: StatusDocument): string => {
   )
   list("locked on the remote", doc.locked)
   list("deleted locally (dlsync restore PATH brings one back)", doc.locallyDeleted)
+  list(
+    "shortened names (the full path would pass PATH_MAX)",
+    doc.shortened.map((s) => `${s.path} (remote name: ${s.name})`)
+  )
   list(
     "recent problems",
     doc.recentProblems.map((p) => `${p.at} ${p.kind}: ${p.message}`)

@@ -96,6 +96,15 @@ export const sameAsExpected = (actual: LocalStat, expected: LocalStat): boolean 
   actual.ino === expected.ino &&
   (actual.type === "folder" || (actual.size === expected.size && actual.mtimeNs === expected.mtimeNs))
 
+/**
+ * Whether the absolute path `full` lies strictly below `root`. Outside means a leading `..`
+ * component: a name that merely starts with two dots (`..hidden`, `...txt`) is inside.
+ */
+export const isBelow = (root: string, full: string): boolean => {
+  const rel = NodePath.relative(root, full)
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${NodePath.sep}`) && !NodePath.isAbsolute(rel)
+}
+
 /** Converts a bigint lstat to a LocalStat. */
 export const toLocalStat = (st: Fs.BigIntStats): LocalStat => ({
   type: st.isFile() ? "file" : st.isDirectory() ? "folder" : st.isSymbolicLink() ? "symlink" : "other",
@@ -119,8 +128,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
       throw opError(rel, "outside_root", "not a clean path relative to the mirror root")
     }
     const full = NodePath.join(root, ...parts)
-    const back = NodePath.relative(root, full)
-    if (back === "" || back.startsWith("..") || NodePath.isAbsolute(back)) {
+    if (!isBelow(root, full)) {
       throw opError(rel, "outside_root", "resolves outside the mirror root")
     }
     return full
@@ -226,8 +234,10 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
     land: (from, toRel, replace) =>
       run(toRel, () => {
         const to = resolve(toRel)
-        const partial = NodePath.join(root, DLSYNC_DIR, "partial") + NodePath.sep
-        if (!from.startsWith(partial)) throw opError(toRel, "outside_root", `${from} is not under .dlsync/partial`)
+        // Compared after normalizing: `<root>/.dlsync/partial/../../x` starts with the prefix too.
+        if (!isBelow(NodePath.join(root, DLSYNC_DIR, "partial"), NodePath.resolve(from))) {
+          throw opError(toRel, "outside_root", `${from} is not under .dlsync/partial`)
+        }
         checkAncestors(toRel, false)
         if (replace === null) {
           try {

@@ -1,6 +1,7 @@
 /**
  * The start-of-pass look at the mirror root: lstat every path (no hashing, no symlink
- * followed, `.dlsync/` left out but for `.dlsync/moving`) and compare with the store's local
+ * followed, `.dlsync/` left out but for `.dlsync/moving`, and so are paths past PATH_MAX,
+ * which only the user can have made) and compare with the store's local
  * entries, to catch what happened while dlsync was stopped.
  *
  * The scan only reads. Its `disk` map is the planner's `disk` input; `changed`, `missing` and
@@ -11,8 +12,9 @@ import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { LocalOpError, LocalOps, toLocalStat } from "./localOps.ts"
 import { isIntact, type LocalEntry, type LocalStat } from "./model.ts"
+import { utf8Length } from "./names.ts"
 import { MOVING_DIR } from "./planner.ts"
-import { DLSYNC_DIR } from "./tree.ts"
+import { DLSYNC_DIR, MAX_PATH_BYTES } from "./tree.ts"
 
 export interface ScanReport {
   /** Every path under the root (relative, `/`-separated) with its lstat. */
@@ -92,6 +94,9 @@ const walk = (root: string): Map<string, LocalStat> => {
       }
       if (rel === DLSYNC_DIR && `${rel}/${name}` !== MOVING_DIR) continue
       const path = rel === "" ? name : `${rel}/${name}`
+      // Past PATH_MAX the kernel cannot name it from the root, and no mapped path is that
+      // long (tree.ts): it is the user's, left out rather than failing the whole scan.
+      if (utf8Length(NodePath.join(root, path)) >= MAX_PATH_BYTES) continue
       let stat: LocalStat
       try {
         stat = toLocalStat(Fs.lstatSync(NodePath.join(root, path), { bigint: true }))

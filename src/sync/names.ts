@@ -10,10 +10,18 @@
  *   the file system ignores case), and the name of an item depends only on its own name,
  *   id and creation time and on the siblings whose sanitized name collides with it:
  *   adding, removing or renaming an unrelated sibling never renames it.
+ * - `withShortNames` keeps siblings distinct too; a short name is at most SHORT_NAME_BYTES and
+ *   depends only on the item's own name and id (unless it collides, then on the colliders).
  */
 import { createHash } from "node:crypto"
 
 export const MAX_NAME_BYTES = 255
+
+/**
+ * The most a shortened name takes (tree.ts shortens the deepest names of a path that would
+ * not fit PATH_MAX): enough for a recognizable start of the name, its id tag and extension.
+ */
+export const SHORT_NAME_BYTES = 64
 
 export interface NameOptions {
   /** Also avoid what Windows and SMB shares refuse (mirror.portable_names). */
@@ -63,6 +71,16 @@ export const withTag = (name: string, tag: string): string => withInfix(name, ` 
 export const withInfix = (name: string, infix: string): string => {
   const { stem, ext } = splitExtension(name)
   return fitName(stem, infix, ext)
+}
+
+/**
+ * The short spelling of a sanitized name, for a path that would not fit otherwise:
+ * `stem… [tag].ext` in at most SHORT_NAME_BYTES, with the tag convention of `withTag` (the
+ * tag from the item's id keeps it unique among siblings and the same at every pass).
+ */
+export const shortName = (name: string, tag: string): string => {
+  const { stem, ext } = splitExtension(name)
+  return fitName(stem, ` [${tag}]`, ext, SHORT_NAME_BYTES)
 }
 
 /** Splits `a.b.mkv` into `a.b` and `.mkv`; a leading dot (`.hidden`) is not an extension. */
@@ -128,6 +146,35 @@ export const assignNames = (siblings: ReadonlyArray<Sibling>, options: SiblingNa
   return result
 }
 
+/**
+ * `names` (from `assignNames`) with the children in `shortened` spelled short (`shortName`
+ * of their sanitized name and id tag). The other children keep their names; a short name
+ * that collides (after folding) with a sibling's or a reserved name takes a longer tag, so
+ * siblings stay distinct and every name stays within SHORT_NAME_BYTES.
+ */
+export const withShortNames = (
+  names: ReadonlyMap<string, string>,
+  shortened: ReadonlyArray<Sibling>,
+  options: SiblingNameOptions
+): Map<string, string> => {
+  const fold = (name: string) => foldName(name, options.caseInsensitive)
+  const result = new Map(names)
+  const short = new Set(shortened.map((s) => s.id))
+  const taken = new Set((options.reserved ?? []).map(fold))
+  for (const [id, name] of names) if (!short.has(id)) taken.add(fold(name))
+  for (const sibling of [...shortened].sort((a, b) => compareStrings(a.id, b.id))) {
+    const name = sanitizeName(sibling.name, options)
+    let local = name
+    for (const length of SHORT_TAG_LENGTHS) {
+      local = shortName(name, idTag(sibling.id, length))
+      if (!taken.has(fold(local))) break
+    }
+    result.set(sibling.id, local)
+    taken.add(fold(local))
+  }
+  return result
+}
+
 /** The UTF-8 length of a string, in bytes. */
 export const utf8Length = (s: string): number => Buffer.byteLength(s, "utf8")
 
@@ -135,6 +182,8 @@ export const utf8Length = (s: string): number => Buffer.byteLength(s, "utf8")
 
 const MAX_EXTENSION_BYTES = 32
 const TAG_LENGTHS = [6, 12, 64] as const
+/** Short names grow their tag less far: ` [24 hex]` and a 32-byte extension fit SHORT_NAME_BYTES. */
+const SHORT_TAG_LENGTHS = [6, 12, 24] as const
 
 // C0 controls, DEL, C1 controls, and both path separators.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
@@ -149,10 +198,10 @@ const isWindowsDeviceName = (name: string): boolean => {
   return WINDOWS_DEVICE.test(base.trimEnd())
 }
 
-/** Shortens `stem` (never splitting a code point) so that stem + tag + ext fits 255 bytes. */
-const fitName = (stem: string, tag: string, ext: string): string => {
-  if (utf8Length(stem + tag + ext) <= MAX_NAME_BYTES) return stem + tag + ext
-  const budget = MAX_NAME_BYTES - utf8Length(tag) - utf8Length(ext)
+/** Shortens `stem` (never splitting a code point) so that stem + tag + ext fits `max` bytes. */
+const fitName = (stem: string, tag: string, ext: string, max = MAX_NAME_BYTES): string => {
+  if (utf8Length(stem + tag + ext) <= max) return stem + tag + ext
+  const budget = max - utf8Length(tag) - utf8Length(ext)
   let kept = ""
   let used = 0
   for (const codePoint of stem) {

@@ -1,9 +1,12 @@
 /**
  * The planner's policy from the configuration's `[mirror]` section and the root's detected
- * case sensitivity (see caseSensitivity.ts).
+ * case sensitivity (see caseSensitivity.ts). Paths are bounded by the length of the root as
+ * LocalOps resolves it.
  */
+import * as NodePath from "node:path"
 import type { AppConfig } from "../config/loadConfig.ts"
 import type { PlanConfig } from "./planner.ts"
+import { maxPathBytesUnder } from "./tree.ts"
 
 export const planConfigOf = (mirror: AppConfig["mirror"], caseInsensitive: boolean): PlanConfig => ({
   folders: mirror.folders,
@@ -13,6 +16,7 @@ export const planConfigOf = (mirror: AppConfig["mirror"], caseInsensitive: boole
   maxFileSize: mirror.max_file_size,
   portableNames: mirror.portable_names,
   caseInsensitive,
+  maxPathBytes: maxPathBytesUnder(NodePath.resolve(mirror.root)),
   onRemoteDelete: mirror.on_remote_delete,
   onLocalDelete: mirror.on_local_delete,
   maxDelete: mirror.max_delete

@@ -74,6 +74,7 @@ export type SkipCode =
   | "filtered"
   | "too_big"
   | "broken_parent"
+  | "too_deep"
   | "locally_deleted"
   | "occupied"
   | "modified_locally"
@@ -253,7 +254,8 @@ class Planner {
     for (const problem of tree.problems) {
       remoteIds.add(problem.item.id)
       const entry = this.entriesById.get(problem.item.id)
-      this.skip("broken_parent", entry?.path ?? null, problem.item.id, `${problem.problem}: ${problem.detail}`)
+      const code = problem.problem === "too_deep" ? "too_deep" : "broken_parent"
+      this.skip(code, entry?.path ?? null, problem.item.id, `${problem.problem}: ${problem.detail}`)
     }
     const folderCandidates = this.planRemovals(remoteIds)
     for (const placed of tree.placed) {

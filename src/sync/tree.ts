@@ -11,13 +11,34 @@
  * - An item whose parent chain is broken (parent unknown, parent is a file, or a cycle) gets
  *   no path and is reported as a problem, never guessed at: during a listing a parent may
  *   simply not have arrived yet.
+ * - Every path fits `maxPathBytes` (so `<root>/<path>` fits PATH_MAX with room to spare):
+ *   where the full names would not, the deepest long names are shortened to
+ *   `stem… [tag].ext` (see `shortenDeepest`); an item too deep even then is a `too_deep`
+ *   problem. Filters see the full names, so shortening never changes what is in scope.
  */
 import { Glob } from "effect"
 import type { RemoteItem } from "./model.ts"
-import { assignNames, foldName } from "./names.ts"
+import {
+  assignNames,
+  foldName,
+  SHORT_NAME_BYTES,
+  type SiblingNameOptions,
+  utf8Length,
+  withShortNames
+} from "./names.ts"
 
 /** The name dlsync keeps its own files under, at the root of the mirror. */
 export const DLSYNC_DIR = ".dlsync"
+
+/** PATH_MAX on Linux: a path given to the kernel has at most 4095 bytes and its NUL. */
+export const MAX_PATH_BYTES = 4096
+
+/**
+ * Room kept beyond every mapped path for dlsync's own longer spellings of it: the trash
+ * (`.dlsync/trash/<date>/` and ` (n)`, 32 bytes), a folder waiting in `.dlsync/moving/<tag>`
+ * (31 bytes in place of its name) and conflict copies (`.conflict-<date>-n`, 24 bytes).
+ */
+export const RESERVED_PATH_BYTES = 64
 
 export interface TreeConfig {
   /** Remote folders to mirror, as paths below the root (`TV/Shows`); empty = everything. */
@@ -37,6 +58,8 @@ export interface TreeConfig {
   readonly maxFileSize: number | null
   readonly portableNames: boolean
   readonly caseInsensitive: boolean
+  /** The longest relative path, in UTF-8 bytes, the mapping may give (`maxPathBytesUnder`). */
+  readonly maxPathBytes: number
 }
 
 export type FilterReason = "folder_not_selected" | "kind" | "excluded" | "not_included" | "too_big"
@@ -47,11 +70,13 @@ export interface Placed {
   readonly path: string
   /** Null when the item is in scope; else why the filters leave it out. */
   readonly filtered: FilterReason | null
+  /** Its own name is shortened (`shortName`) so that a path below it fits PATH_MAX. */
+  readonly shortened: boolean
 }
 
 export interface TreeProblem {
   readonly item: RemoteItem
-  readonly problem: "orphan" | "parent_is_file" | "cycle"
+  readonly problem: "orphan" | "parent_is_file" | "cycle" | "too_deep"
   readonly detail: string
 }
 
@@ -73,45 +98,156 @@ export const mapTree = (items: Iterable<RemoteItem>, config: TreeConfig): Mapped
     else list.push(item)
   }
   const filters = compileFilters(config)
-  const placed: Array<Placed> = []
-  const placedById = new Map<string, Placed>()
-  // Breadth-first from the root: what is not reached has a broken parent chain.
-  let level: Array<{ readonly parent: Placed | null; readonly id: string | null }> = [{ parent: null, id: null }]
+  // Breadth-first from the root, with every name in full: what is not reached has a broken
+  // parent chain. Filters see these full paths, so shortening never changes what is in scope.
+  const nodes: Array<Node> = []
+  const groups: Array<Group> = []
+  let level: Array<Node | null> = [null]
   while (level.length > 0) {
-    const next: Array<{ readonly parent: Placed | null; readonly id: string | null }> = []
-    for (const { parent, id } of level) {
-      const siblings = children.get(id) ?? []
+    const next: Array<Node | null> = []
+    for (const parent of level) {
+      const siblings = children.get(parent === null ? null : parent.item.id) ?? []
       if (siblings.length === 0) continue
-      const names = assignNames(siblings, {
+      const options = {
         portable: config.portableNames,
         caseInsensitive: config.caseInsensitive,
-        reserved: id === null ? [DLSYNC_DIR] : []
-      })
+        reserved: parent === null ? [DLSYNC_DIR] : []
+      }
+      const names = assignNames(siblings, options)
+      groups.push({ siblings, names, options })
       for (const item of [...siblings].sort((a, b) => compare(names.get(a.id) ?? "", names.get(b.id) ?? ""))) {
         const name = names.get(item.id) ?? "_"
-        const path = parent === null ? name : `${parent.path}/${name}`
-        const entry: Placed = { item, path, filtered: filters(item, path, parent) }
-        placed.push(entry)
-        placedById.set(item.id, entry)
-        if (item.type === "folder") next.push({ parent: entry, id: item.id })
+        const fullPath = parent === null ? name : `${parent.fullPath}/${name}`
+        const bytes = utf8Length(name)
+        const node: Node = {
+          item,
+          parent,
+          name,
+          fullPath,
+          filtered: filters(item, fullPath, parent),
+          bytes,
+          fullBytes: (parent === null ? -1 : parent.fullBytes) + 1 + bytes,
+          // A name no longer than a short one gains nothing from shortening: it stays.
+          saving: Math.max(0, bytes - SHORT_NAME_BYTES),
+          shortened: false,
+          path: ""
+        }
+        nodes.push(node)
+        if (item.type === "folder") next.push(node)
       }
     }
     level = next
   }
+  const nodeById = new Map(nodes.map((n) => [n.item.id, n]))
+  const fits = shortenDeepest(nodes, config.maxPathBytes)
+  for (const { siblings, names, options } of groups) {
+    const shortened = siblings.filter((s) => nodeById.get(s.id)?.shortened === true)
+    if (shortened.length === 0) continue
+    const spelled = withShortNames(names, shortened, options)
+    for (const s of shortened) nodeById.get(s.id)!.name = spelled.get(s.id) ?? "_"
+  }
+  const placed: Array<Placed> = []
+  const placedById = new Map<string, Placed>()
   const problems: Array<TreeProblem> = []
+  for (const node of nodes) {
+    if (!fits.has(node)) {
+      problems.push({
+        item: node.item,
+        problem: "too_deep",
+        detail:
+          `its path would be longer than the ${config.maxPathBytes} bytes left below this mirror root ` +
+          `(PATH_MAX ${MAX_PATH_BYTES}) even with shortened names: mirror it to a shorter root or flatten the folders`
+      })
+      continue
+    }
+    // Most paths have nothing short on them: they are their full paths (one string, not two).
+    node.path =
+      node.parent === null
+        ? node.name
+        : node.parent.path === node.parent.fullPath && !node.shortened
+          ? node.fullPath
+          : `${node.parent.path}/${node.name}`
+    const entry: Placed = { item: node.item, path: node.path, filtered: node.filtered, shortened: node.shortened }
+    placed.push(entry)
+    placedById.set(node.item.id, entry)
+  }
+  const reached = new Set(nodes.map((n) => n.item.id))
   for (const item of byId.values()) {
-    if (!placedById.has(item.id)) problems.push(diagnose(item, byId))
+    if (!reached.has(item.id)) problems.push(diagnose(item, byId))
   }
   problems.sort((a, b) => compare(a.item.id, b.item.id))
   return { placed, byId: placedById, problems }
 }
+
+/**
+ * The longest relative path (UTF-8 bytes) the mapping may give under `root` (absolute):
+ * `<root>/<path>` stays below PATH_MAX with RESERVED_PATH_BYTES to spare.
+ */
+export const maxPathBytesUnder = (root: string): number =>
+  MAX_PATH_BYTES - 1 - utf8Length(root) - 1 - RESERVED_PATH_BYTES
 
 /** Whether `path` is `prefix` itself or lies below it. */
 export const isWithin = (path: string, prefix: string): boolean => path === prefix || path.startsWith(prefix + "/")
 
 // ---------------------------------------------------------------------------------------
 
-type Filter = (item: RemoteItem, path: string, parent: Placed | null) => FilterReason | null
+/** An item reached from the root, while its final path is worked out. */
+interface Node {
+  readonly item: RemoteItem
+  readonly parent: Node | null
+  /** Its name in full, then as placed (short when `shortened`). */
+  name: string
+  /** The path with every name in full, which the filters see. */
+  readonly fullPath: string
+  readonly filtered: FilterReason | null
+  /** UTF-8 bytes of its full name, and of its full path. */
+  readonly bytes: number
+  readonly fullBytes: number
+  /** Bytes its name loses when shortened (0: too short to gain anything). */
+  readonly saving: number
+  shortened: boolean
+  path: string
+}
+
+/** One folder's children, as `assignNames` named them. */
+interface Group {
+  readonly siblings: ReadonlyArray<RemoteItem>
+  readonly names: ReadonlyMap<string, string>
+  readonly options: SiblingNameOptions
+}
+
+/**
+ * Marks the names to shorten so that every path fits `budget` bytes, deepest first: for an
+ * item whose full path is too long, its own name and then its ancestors' (bottom up) are
+ * shortened until the path fits. A folder has one name for everything below it, so it is
+ * short when any item below it needs that. The choice depends on the tree alone, so it is
+ * the same at every pass. Returns the items that fit at all (nodes come parents first).
+ */
+const shortenDeepest = (nodes: ReadonlyArray<Node>, budget: number): Set<Node> => {
+  const fits = new Set<Node>()
+  const leastBytes = new Map<Node, number>()
+  for (const node of nodes) {
+    const parentLeast = node.parent === null ? -1 : leastBytes.get(node.parent)
+    if (parentLeast === undefined) continue
+    const least = parentLeast + 1 + node.bytes - node.saving
+    if (least > budget) continue
+    fits.add(node)
+    leastBytes.set(node, least)
+    let excess = node.fullBytes - budget
+    for (let n: Node | null = node; excess > 0 && n !== null; n = n.parent) {
+      if (n.saving === 0) continue
+      n.shortened = true
+      excess -= n.saving
+    }
+  }
+  return fits
+}
+
+type Filter = (
+  item: RemoteItem,
+  path: string,
+  parent: { readonly filtered: FilterReason | null } | null
+) => FilterReason | null
 
 const compileFilters = (config: TreeConfig): Filter => {
   const fold = (p: string) => foldName(p, config.caseInsensitive)

@@ -25,7 +25,9 @@ describe("--library", () => {
 
   it("demo: names that need sanitizing", () => {
     const names = build("demo").map((i) => i.name)
-    for (const name of ["a/b", "..", "CON", "trailing. ", "Readme.txt", "README.txt"]) assert.include(names, name)
+    for (const name of ["a/b", "..", "..hidden", "...txt", "../x", "CON", "trailing. ", "Readme.txt", "README.txt"]) {
+      assert.include(names, name)
+    }
     assert.isTrue(
       names.some((n) => n.length > 255),
       "a very long name"

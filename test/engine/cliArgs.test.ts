@@ -23,5 +23,9 @@ describe("cli arguments", () => {
     assert.isUndefined(relativeToRoot("/m", "/etc/passwd"))
     assert.isUndefined(relativeToRoot("/m", "../x"))
     assert.isUndefined(relativeToRoot("/m", "/m"))
+    assert.isUndefined(relativeToRoot("/m", "/m/../n/x"))
+    // A name starting with two dots is an ordinary name inside the root.
+    assert.strictEqual(relativeToRoot("/m", "..hidden"), "..hidden")
+    assert.strictEqual(relativeToRoot("/m", "/m/...txt"), "...txt")
   })
 })

@@ -1,7 +1,7 @@
 /** Builders for remote items and local entries shared by the sync and store tests. */
 import type { LocalEntry, LocalStat, RemoteItem } from "../../src/sync/model.ts"
 import { remoteVersionOf } from "../../src/sync/model.ts"
-import type { TreeConfig } from "../../src/sync/tree.ts"
+import { maxPathBytesUnder, type TreeConfig } from "../../src/sync/tree.ts"
 
 export const file = (id: string, name: string, parentId: string | null = null, extra: Partial<RemoteItem> = {}) =>
   item({ id, name, parentId, type: "file", kind: "video", size: 100, mimeType: "video/mp4", ...extra })
@@ -59,5 +59,6 @@ export const ALL: TreeConfig = {
   exclude: [],
   maxFileSize: null,
   portableNames: false,
-  caseInsensitive: false
+  caseInsensitive: false,
+  maxPathBytes: maxPathBytesUnder("/mirror/root")
 }

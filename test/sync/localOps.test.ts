@@ -1,3 +1,4 @@
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -30,6 +31,19 @@ describe("LocalOps", () => {
         assert.strictEqual(error.reason, "outside_root", bad)
       }
       assert.deepStrictEqual(Fs.readdirSync(root), [])
+    })
+  )
+
+  it.effect("takes names that merely start with two dots as the single components they are", () =>
+    Effect.gen(function* () {
+      const root = tmp()
+      for (const name of ["..hidden", "...txt", ".._x", "a/..b"]) {
+        yield* withOps(root, (ops) => ops.mkdirp(name))
+        assert.isTrue(Fs.statSync(Path.join(root, name)).isDirectory(), name)
+      }
+      const stat = write(root, "..f", "x")
+      yield* withOps(root, (ops) => ops.rename("..f", "...g", stat))
+      assert.deepStrictEqual(Fs.readdirSync(root).sort(), ["...g", "...txt", ".._x", "..hidden", "a"])
     })
   )
 
@@ -133,6 +147,13 @@ describe("LocalOps", () => {
       assert.notStrictEqual(replaced.ino, landed.ino)
       const notPartial = yield* Effect.flip(withOps(root, (ops) => ops.land("/etc/hostname", "g", null)))
       assert.strictEqual(notPartial.reason, "outside_root")
+      const outside = Path.join(tmp(), "outside")
+      Fs.writeFileSync(outside, "not ours")
+      // Built by hand: Path.join would take the dots away.
+      const dotted = `${root}/.dlsync/partial/../../../${Path.basename(Path.dirname(outside))}/outside`
+      const escaped = yield* Effect.flip(withOps(root, (ops) => ops.land(dotted, "h", null)))
+      assert.strictEqual(escaped.reason, "outside_root")
+      assert.isTrue(Fs.existsSync(outside), "nothing taken from outside the partial folder")
     })
   )
 
@@ -163,6 +184,24 @@ describe("LocalOps", () => {
 })
 
 describe("scanLocal", () => {
+  it.effect("leaves out what the user nested past PATH_MAX instead of failing the scan", () =>
+    Effect.gen(function* () {
+      const root = tmp()
+      const name = "d".padEnd(180, "x")
+      // Made with relative paths, as a user can: 25 levels of 181 bytes pass 4096.
+      const nest = `process.chdir(process.argv[1]); for (let i = 0; i < 25; i++) { fs.mkdirSync(process.argv[2]); process.chdir(process.argv[2]) } fs.writeFileSync("f", "deep")`
+      ChildProcess.execFileSync(process.execPath, ["-e", nest, root, name])
+      write(root, "mine.txt", "user")
+      const report = yield* scanLocal([]).pipe(Effect.provide(LocalOps.layer(root), { local: true }))
+      ChildProcess.execFileSync("rm", ["-rf", root])
+      const paths = [...report.disk.keys()]
+      assert.include(paths, "mine.txt")
+      assert.include(paths, name)
+      assert.isTrue(paths.every((p) => Buffer.byteLength(Path.join(root, p)) < 4096))
+      assert.isAbove(paths.length, 20)
+    })
+  )
+
   it.effect("reports changed, missing and unknown paths, leaving .dlsync out", () =>
     Effect.gen(function* () {
       const root = tmp()

@@ -1,6 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { assignNames, foldName, idTag, MAX_NAME_BYTES, sanitizeName, utf8Length } from "../../src/sync/names.ts"
+import {
+  assignNames,
+  foldName,
+  idTag,
+  MAX_NAME_BYTES,
+  SHORT_NAME_BYTES,
+  sanitizeName,
+  shortName,
+  utf8Length,
+  withShortNames
+} from "../../src/sync/names.ts"
 
 const plain = { portable: false }
 const portable = { portable: true }
@@ -33,6 +43,10 @@ describe("sanitizeName", () => {
     assert.strictEqual(sanitizeName("", plain), "_")
     assert.strictEqual(sanitizeName("name. . ", plain), "name")
     assert.strictEqual(sanitizeName(".hidden", plain), ".hidden")
+    // Names that merely start with two dots are ordinary single components.
+    assert.strictEqual(sanitizeName("..hidden", plain), "..hidden")
+    assert.strictEqual(sanitizeName("...txt", plain), "...txt")
+    assert.strictEqual(sanitizeName("../x", plain), ".._x")
   })
 
   it("normalizes to NFC and repairs lone surrogates", () => {
@@ -146,6 +160,50 @@ describe("assignNames", () => {
             foldName(sanitizeName(s.name, opts), caseInsensitive) === otherKey ||
             foldName(mine, caseInsensitive) === otherKey
           if (!related) assert.strictEqual(after.get(s.id), mine, `${s.id} renamed by ${other.id}`)
+        }
+      }),
+      { numRuns: 200 }
+    )
+  })
+})
+
+describe("withShortNames", () => {
+  const options = { portable: false, caseInsensitive: true }
+  const at = "2026-01-01T00:00:00Z"
+
+  it("spells the chosen siblings `stem [tag].ext` within 64 bytes, the others unchanged", () => {
+    const long = { id: "long", name: `${"Episode ".repeat(30)}.mkv`, createdAt: at }
+    const dots = { id: "dots", name: "..hidden", createdAt: at }
+    const names = assignNames([long, dots], options)
+    const spelled = withShortNames(names, [long], options)
+    assert.strictEqual(spelled.get("dots"), "..hidden")
+    const short = spelled.get("long")!
+    assert.strictEqual(short, shortName(sanitizeName(long.name, options), idTag("long")))
+    assert.match(short, /^Episode .* \[[0-9a-f]{6}\]\.mkv$/)
+    assert.isAtMost(utf8Length(short), SHORT_NAME_BYTES)
+  })
+
+  it("keeps siblings distinct and within SHORT_NAME_BYTES, whatever is shortened (property)", () => {
+    const name = fc.oneof(
+      fc.constantFrom("..hidden", "...txt", "../x", "a.mkv", "A.MKV"),
+      fc.string({ unit: "grapheme", minLength: 60, maxLength: 300 })
+    )
+    const list = fc.uniqueArray(fc.record({ id: fc.string({ minLength: 1, maxLength: 4 }), name }), {
+      selector: (s) => s.id,
+      maxLength: 12
+    })
+    fc.assert(
+      fc.property(list, fc.array(fc.boolean()), (records, picks) => {
+        const siblings = records.map((r) => ({ ...r, createdAt: at }))
+        const names = assignNames(siblings, { ...options, reserved: [".dlsync"] })
+        const chosen = siblings.filter((_, i) => picks[i] === true)
+        const spelled = withShortNames(names, chosen, { ...options, reserved: [".dlsync"] })
+        const folded = [...spelled.values()].map((n) => foldName(n, true))
+        assert.strictEqual(new Set(folded).size, siblings.length)
+        assert.notInclude(folded, ".dlsync")
+        for (const s of chosen) {
+          assertSafe(spelled.get(s.id)!, false)
+          assert.isAtMost(utf8Length(spelled.get(s.id)!), SHORT_NAME_BYTES)
         }
       }),
       { numRuns: 200 }

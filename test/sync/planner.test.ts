@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { LocalEntry, LocallyDeleted, LocalStat, RemoteItem } from "../../src/sync/model.ts"
 import { type Action, conflictPath, exceedsDeleteLimit, type PlanInput, plan } from "../../src/sync/planner.ts"
+import { mapTree } from "../../src/sync/tree.ts"
 import { entryOf, file, folder, statOf } from "./fixtures.ts"
 import { CONFIG } from "./planner.fixtures.ts"
 import { Sim } from "./simulator.ts"
@@ -102,6 +103,41 @@ describe("plan", () => {
       })
     )
     assert.deepStrictEqual(show(actions), ["Rename Movies → Shelf/Movies"])
+  })
+
+  it("renames a shortened folder, and folders whose names a rename shortens, without fetching again", () => {
+    const config = { ...CONFIG, maxPathBytes: 640 }
+    const chain = [0, 1, 2, 3].map((i) =>
+      folder(`c${i}`, `level ${i} ${"x".repeat(240)}`, i === 0 ? null : `c${i - 1}`)
+    )
+    const leaf = file("leaf", "film.mkv", "c3")
+    const remote = [...chain, leaf]
+    const synced = mirrored(mapTree(remote, config).placed.map((p) => [p.item, p.path] as const))
+    const short = mapTree(remote, config).placed.filter((p) => p.shortened)
+    assert.deepStrictEqual(
+      short.map((p) => p.item.id),
+      ["c2", "c3"]
+    )
+    const at = "2026-02-01T00:00:00Z"
+    const renamedShort = remote.map((i) =>
+      i.id === "c3" ? { ...i, name: `renamed ${"y".repeat(240)}`, updatedAt: at } : i
+    )
+    const one = plan(input({ remote: renamedShort, config, ...synced }))
+    assert.deepStrictEqual(
+      one.map((a) => a._tag),
+      ["Rename"]
+    )
+    assert.match(show(one)[0]!, / → .*\/renamed y+ \[[0-9a-f]{6}\]$/)
+    // A longer top name makes one more folder short: renames again, never a download.
+    const renamedTop = remote.map((i) =>
+      i.id === "c0" ? { ...i, name: `${i.name}${"z".repeat(7)}`, updatedAt: at } : i
+    )
+    const more = plan(input({ remote: renamedTop, config, ...synced }))
+    assert.isAbove(more.length, 1)
+    assert.isTrue(
+      more.every((a) => a._tag === "Rename"),
+      show(more).join("\n")
+    )
   })
 
   it("swaps two names through .dlsync/moving without losing either", () => {
@@ -317,6 +353,21 @@ describe("plan", () => {
       })
     )
     assert.deepStrictEqual(show(kept), ["Skip broken_parent orphan.mkv"])
+  })
+
+  it("skips an item too deep for PATH_MAX even with short names as too_deep, and removes nothing", () => {
+    const top = folder("t", "t".repeat(200))
+    const deep = file("x", "x".repeat(200), "t")
+    const config = { ...CONFIG, maxPathBytes: 100 }
+    const actions = plan(input({ remote: [top, deep], config }))
+    assert.deepStrictEqual(
+      show(actions).map((a) => a.replace(/t+ \[[0-9a-f]{6}\]/, "T")),
+      ["Mkdir T", "Skip too_deep x"]
+    )
+    // A mirrored copy (from a shorter root, say) is left where it is, not trashed.
+    const kept = plan(input({ remote: [top, deep], config, ...mirrored([[deep, "old/x"]]) }))
+    assert.isFalse(kept.some((a) => a._tag === "Trash" || a._tag === "Delete" || a._tag === "Forget"))
+    assert.include(show(kept), "Skip too_deep old/x")
   })
 
   it("keeps the current copy of a locked item that has a new version", () => {

@@ -2,9 +2,56 @@ import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import type { RemoteItem } from "../../src/sync/model.ts"
-import { foldName, sanitizeName } from "../../src/sync/names.ts"
-import { mapTree, type TreeConfig } from "../../src/sync/tree.ts"
+import { foldName, MAX_NAME_BYTES, SHORT_NAME_BYTES, sanitizeName, utf8Length } from "../../src/sync/names.ts"
+import { MAX_PATH_BYTES, type MappedTree, mapTree, maxPathBytesUnder, type TreeConfig } from "../../src/sync/tree.ts"
 import { ALL, file, folder } from "./fixtures.ts"
+
+/** `depth` nested folders named with `bytes` bytes each, and a file at the bottom. */
+const deepChain = (depth: number, bytes: number, fileName = "bottom.mkv"): Array<RemoteItem> => {
+  const items: Array<RemoteItem> = []
+  for (let i = 0; i < depth; i++) {
+    const label = `level ${String(i + 1).padStart(2, "0")} `
+    items.push(folder(`d${i}`, label + "x".repeat(bytes - label.length), i === 0 ? null : `d${i - 1}`))
+  }
+  items.push(file("leaf", fileName, `d${depth - 1}`))
+  return items
+}
+
+/** Random trees of up to `maxLength` items, each under the root or an earlier folder, created a second apart. */
+const treeOf = (name: fc.Arbitrary<string>, maxLength: number) =>
+  fc.array(fc.record({ name, isFolder: fc.boolean(), parent: fc.nat(30) }), { maxLength }).map((records) => {
+    const items: Array<RemoteItem> = []
+    records.forEach((r, i) => {
+      const folders = items.filter((x) => x.type === "folder")
+      const p = r.parent % (folders.length + 1)
+      const parentId = p === folders.length ? null : folders[p]!.id
+      const at = `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`
+      const extra = { createdAt: at, updatedAt: at }
+      items.push(r.isFolder ? folder(`n${i}`, r.name, parentId, extra) : file(`n${i}`, r.name, parentId, extra))
+    })
+    return items
+  })
+
+/** No two items share a path (nor a folded one when the file system ignores case). */
+const assertDistinct = (tree: MappedTree, caseInsensitive: boolean) => {
+  const seen = new Set<string>()
+  for (const p of tree.placed) {
+    const key = p.path
+      .split("/")
+      .map((c) => foldName(c, caseInsensitive))
+      .join("/")
+    assert.isFalse(seen.has(key), `two items on ${p.path}`)
+    seen.add(key)
+  }
+}
+
+/** Every placed path fits the budget and is made of components of at most 255 bytes. */
+const assertFits = (tree: MappedTree, maxPathBytes: number) => {
+  for (const p of tree.placed) {
+    assert.isAtMost(utf8Length(p.path), maxPathBytes, p.path)
+    for (const part of p.path.split("/")) assert.isAtMost(utf8Length(part), MAX_NAME_BYTES)
+  }
+}
 
 const paths = (items: ReadonlyArray<RemoteItem>, config: TreeConfig = ALL) =>
   Object.fromEntries(
@@ -39,6 +86,97 @@ describe("mapTree", () => {
     assert.deepStrictEqual(
       tree.problems.map((p) => `${p.item.id}:${p.problem}`),
       ["c1:cycle", "c2:cycle", "child:parent_is_file", "inCycle:cycle", "orphan:orphan"]
+    )
+  })
+
+  it("keeps names that start with two dots as they are: one component inside the root", () => {
+    const p = paths([folder("h", "..hidden"), file("t", "...txt", "h"), file("x", "../x"), file("d", "..")])
+    assert.deepStrictEqual(p, { d: "_", h: "..hidden", x: ".._x", t: "..hidden/...txt" })
+  })
+
+  it("shortens the deepest long names so that a deep tree fits PATH_MAX under its root", () => {
+    const root = "/tmp/dlsync-it-abcdef/root"
+    const maxPathBytes = maxPathBytesUnder(root)
+    const items = deepChain(24, 180)
+    const tree = mapTree(items, { ...ALL, maxPathBytes })
+    assert.strictEqual(tree.problems.length, 0)
+    assert.strictEqual(tree.placed.length, 25)
+    assertFits(tree, maxPathBytes)
+    const leaf = tree.byId.get("leaf")!
+    assert.isAtMost(utf8Length(`${root}/${leaf.path}`), MAX_PATH_BYTES - 1 - 64)
+    // Only the deepest folders are short, as few as needed; the file name was short already.
+    const short = tree.placed.filter((p) => p.shortened).map((p) => p.item.id)
+    assert.deepStrictEqual(short, ["d20", "d21", "d22", "d23"])
+    assert.isTrue(leaf.path.endsWith("/bottom.mkv"))
+    const name = tree.byId.get("d23")!.path.split("/").pop()!
+    assert.match(name, /^level 24 x+ \[[0-9a-f]{6}\]$/)
+    assert.isAtMost(utf8Length(name), SHORT_NAME_BYTES)
+    assert.strictEqual(tree.byId.get("d19")!.path.split("/").pop(), items[19]!.name, "names above stay whole")
+  })
+
+  it("keeps the extension of a shortened file name", () => {
+    const tree = mapTree(deepChain(3, 250, `${"y".repeat(240)}.mkv`), { ...ALL, maxPathBytes: 700 })
+    const leaf = tree.byId.get("leaf")!
+    assert.isTrue(leaf.shortened)
+    assert.match(leaf.path.split("/").pop()!, /^y+ \[[0-9a-f]{6}\]\.mkv$/)
+    assertFits(tree, 700)
+  })
+
+  it("filters on the full names, so shortening never changes what is in scope", () => {
+    const items = deepChain(3, 250)
+    const tree = mapTree(items, { ...ALL, maxPathBytes: 400, include: [`**/${items[2]!.name}/*.mkv`] })
+    const leaf = tree.byId.get("leaf")!
+    assert.isTrue(tree.byId.get("d2")!.shortened)
+    assert.isNull(leaf.filtered)
+  })
+
+  it("reports an item too deep even with short names instead of placing it", () => {
+    const tree = mapTree(deepChain(10, 100), { ...ALL, maxPathBytes: 500 })
+    assertFits(tree, 500)
+    const tooDeep = tree.problems.filter((p) => p.problem === "too_deep").map((p) => p.item.id)
+    assert.isAbove(tooDeep.length, 0)
+    assert.include(tooDeep, "leaf")
+    assert.strictEqual(tree.placed.length + tree.problems.length, 11)
+    assert.match(tree.problems.find((p) => p.item.id === "leaf")!.detail, /PATH_MAX/)
+  })
+
+  it("fits every path into the budget, shortening only long names below a too-long path (property)", () => {
+    const name = fc.oneof(
+      fc.constantFrom("a", "..hidden", "...txt", "../x", "A.MKV", "é".repeat(120), "x".repeat(300) + ".srt"),
+      fc.string({ unit: "grapheme", minLength: 1, maxLength: 90 })
+    )
+    const items = treeOf(name, 30)
+    fc.assert(
+      fc.property(items, fc.integer({ min: 40, max: 2000 }), fc.boolean(), (list, maxPathBytes, caseInsensitive) => {
+        const config = { ...ALL, maxPathBytes, caseInsensitive }
+        const tree = mapTree(list, config)
+        assertFits(tree, maxPathBytes)
+        assert.strictEqual(tree.placed.length + tree.problems.length, list.length)
+        const full = mapTree(list, { ...config, maxPathBytes: Number.MAX_SAFE_INTEGER })
+        assertDistinct(tree, caseInsensitive)
+        for (const p of tree.placed) {
+          const unshortened = full.byId.get(p.item.id)!
+          assert.strictEqual(p.filtered, unshortened.filtered)
+          if (!p.shortened) {
+            const own = (x: string) => x.split("/").pop()
+            assert.strictEqual(own(p.path), own(unshortened.path), "a name not shortened stays whole")
+          } else {
+            // Shortened only when its own full path, or one below it, would not fit.
+            const needs = full.placed.some(
+              (q) =>
+                tree.byId.has(q.item.id) &&
+                (q.path === unshortened.path || q.path.startsWith(`${unshortened.path}/`)) &&
+                utf8Length(q.path) > maxPathBytes
+            )
+            assert.isTrue(needs, `${p.path} shortened without need`)
+          }
+        }
+        // Too deep: even with every long name short the path would not fit.
+        for (const problem of tree.problems) assert.strictEqual(problem.problem, "too_deep")
+        // Deterministic, whatever order the items come in.
+        assert.deepStrictEqual(mapTree([...list].reverse(), config).byId, tree.byId)
+      }),
+      { numRuns: 300 }
     )
   })
 
@@ -93,7 +231,22 @@ describe("mapTree", () => {
 
   it("never yields a path that leaves the root, nor two items on one path (property)", () => {
     const hostileName = fc.oneof(
-      fc.constantFrom("..", ".", "", "/", "a/../..", "\\..\\", "CON", ".dlsync", "A", "a", "x\u0000"),
+      fc.constantFrom(
+        "..",
+        ".",
+        "",
+        "/",
+        "a/../..",
+        "\\..\\",
+        "CON",
+        ".dlsync",
+        "A",
+        "a",
+        "x\u0000",
+        "..hidden",
+        "...txt",
+        "../x"
+      ),
       fc.string({ maxLength: 10 })
     )
     const items = fc
@@ -117,19 +270,13 @@ describe("mapTree", () => {
       fc.property(items, fc.boolean(), fc.boolean(), (list, portableNames, caseInsensitive) => {
         const root = "/mirror/root"
         const tree = mapTree(list, { ...ALL, portableNames, caseInsensitive })
-        const seen = new Set<string>()
+        assertDistinct(tree, caseInsensitive)
         for (const p of tree.placed) {
           const resolved = Path.resolve(root, p.path)
           assert.isTrue(resolved.startsWith(root + "/"), `${p.path} leaves the root`)
           assert.notInclude(["", ".", ".."], p.path.split("/")[0])
           for (const part of p.path.split("/")) assert.notInclude(["", ".", ".."], part)
           assert.notStrictEqual(foldName(p.path.split("/")[0]!, caseInsensitive), ".dlsync")
-          const key = p.path
-            .split("/")
-            .map((c) => foldName(c, caseInsensitive))
-            .join("/")
-          assert.isFalse(seen.has(key), `two items on ${p.path}`)
-          seen.add(key)
         }
         assert.strictEqual(tree.placed.length + tree.problems.length, list.length)
       }),
@@ -139,20 +286,7 @@ describe("mapTree", () => {
 
   it("never moves an item because of an unrelated change elsewhere in the tree (property)", () => {
     const names = fc.constantFrom("a", "A", "b", "a.mkv", "A.MKV", "..", "c")
-    const tree = fc
-      .array(fc.record({ name: names, isFolder: fc.boolean(), parent: fc.nat(20) }), { maxLength: 20 })
-      .map((records) => {
-        const items: Array<RemoteItem> = []
-        records.forEach((r, i) => {
-          const folders = items.filter((x) => x.type === "folder")
-          const p = r.parent % (folders.length + 1)
-          const parentId = p === folders.length ? null : folders[p]!.id
-          const at = `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`
-          const extra = { createdAt: at, updatedAt: at }
-          items.push(r.isFolder ? folder(`n${i}`, r.name, parentId, extra) : file(`n${i}`, r.name, parentId, extra))
-        })
-        return items
-      })
+    const tree = treeOf(names, 20)
     fc.assert(
       fc.property(tree, names, fc.nat(), fc.boolean(), (items, newName, pick, caseInsensitive) => {
         const config = { ...ALL, caseInsensitive }
