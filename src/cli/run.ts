@@ -34,6 +34,7 @@ import { StatusSource } from "../server/StatusSource.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
+import { rateLimitedLine } from "../transfer/progressView.ts"
 import { commandConfig } from "./commandConfig.ts"
 
 export const runCommand = Command.make(
@@ -135,7 +136,7 @@ export const summarize = (report: PassReport): string =>
 
 // ---------------------------------------------------------------------------------------
 
-/** A log line per file started, finished or parked, for the length of the scope. */
+/** A log line per file finished, parked, retried or waiting for the rate limit, for the length of the scope. */
 const logTransfers = forEachTransferEvent((event) => {
   switch (event._tag) {
     case "Finished":
@@ -144,6 +145,8 @@ const logTransfers = forEachTransferEvent((event) => {
       return Effect.logWarning(`download parked: ${event.name}: ${event.reason}`)
     case "Retrying":
       return Effect.logInfo(`retrying ${event.name}: ${event.reason}`)
+    case "RateLimited":
+      return Effect.logInfo(rateLimitedLine(event))
     default:
       return Effect.void
   }
