@@ -31,6 +31,7 @@ import { DownloadQueue, type DownloadRequest } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import type { WrittenStat } from "../sync/model.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
+import { rateLimitedUntilText } from "../transfer/progressView.ts"
 import { partialPathFor } from "../transfer/TransferEngine.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
 
@@ -203,7 +204,7 @@ export class TransferDownloads extends Context.Service<
             operation: DOWNLOAD_LINK_OPERATION,
             reason: new RateLimited({
               status: 429,
-              message: `the service's rate limit holds download links until ${new Date(until).toISOString()}, longer than one run --once waits; ${limited} file(s) left for the next run (partial data kept)`,
+              message: `the service's rate limit holds download links until ${rateLimitedUntilText(until)}, longer than one run --once waits; ${limited} file(s) left for the next run (partial data kept)`,
               retryAfterMillis: Math.max(0, until - (yield* Clock.currentTimeMillis))
             })
           })

@@ -42,6 +42,7 @@ import { makeDirSyncer } from "./dirSyncer.ts"
 import type { Validators } from "./judgeResponse.ts"
 import { LeanPool, leanGet } from "./leanGet.ts"
 import { type FileProgress, ProgressTracker } from "./ProgressTracker.ts"
+import { rateLimitedUntilText } from "./progressView.ts"
 import { type RangeGet, type RangeOutcome, rangeGet } from "./rangeGet.ts"
 import {
   allWritten,
@@ -283,7 +284,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
           backoffDelay(++rateLimitWaits, options.backoffBaseMs, options.backoffMaxMs, yield* Random.next)
         const until = (yield* Clock.currentTimeMillis) + delayMs
         if (options.maxRateLimitWaitMs !== null && delayMs > options.maxRateLimitWaitMs) {
-          const reason = `the service's rate limit holds download links until ${new Date(until).toISOString()}`
+          const reason = `the service's rate limit holds download links until ${rateLimitedUntilText(until)}`
           progress.emit({ _tag: "Paused", fileId: request.fileId, name, reason })
           progress.end(fp, "paused")
           return { _tag: "RateLimited", fileId: request.fileId, until, reason } satisfies TransferResult

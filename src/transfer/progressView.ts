@@ -57,8 +57,9 @@ export const describeEvent = (e: TransferEvent): string | undefined => {
 export const rateLimitedLine = (e: Extract<TransferEvent, { readonly _tag: "RateLimited" }>): string =>
   `waiting for the service's rate limit: ${e.name} until ${rateLimitedUntilText(e.until)} (${Math.ceil(e.delayMs / 1000)} s)`
 
-/** When a rate-limit wait ends, as UTC time (ISO 8601, to the second). */
-export const rateLimitedUntilText = (until: number): string => `${new Date(until).toISOString().slice(0, 19)}Z`
+/** When a rate-limit wait ends, as UTC time (ISO 8601, rounded up to the second). */
+export const rateLimitedUntilText = (until: number): string =>
+  `${new Date(Math.ceil(until / 1000) * 1000).toISOString().slice(0, 19)}Z`
 
 export interface ProgressViewOptions {
   readonly write: (text: string) => void
