@@ -3,7 +3,8 @@
  * `dlsync --once` is the same as `dlsync run --once` (main.ts rewrites it).
  *
  * Exit codes (main.ts): 0 the mirror matches · 1 some items failed (each listed here) ·
- * 75 service unreachable or another instance holds the lock · 77 authentication ·
+ * 75 service unreachable, its rate limit longer than a pass waits (ONCE_MAX_RATE_LIMIT_WAIT_MS),
+ * or another instance holds the lock · 77 authentication ·
  * 78 configuration, an unmounted root, or a `server.listen` the daemon cannot listen on ·
  * 64 usage.
  *
