@@ -2,19 +2,14 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Fiber, Layer, Redacted } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { ApiClient } from "../../src/api/ApiClient.ts"
-import { ApiEndpoints } from "../../src/api/ApiEndpoints.ts"
-import { ApiHttp, ApiHttpSettings } from "../../src/api/ApiHttp.ts"
-import { ApiTransport, type WireAnswer } from "../../src/api/ApiTransport.ts"
-import { Credentials } from "../../src/api/Credentials.ts"
-import { DEFAULT_RETRY_SCHEDULE } from "../../src/api/retryPolicy.ts"
 import { transferLinksLayer } from "../../src/engine/engineLayer.ts"
 import type { TransferEvent } from "../../src/transfer/ProgressTracker.ts"
 import { partialPathFor, TransferEngine } from "../../src/transfer/TransferEngine.ts"
 import { LinkError, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { encodeMark, markPathFor } from "../../src/transfer/writtenMark.ts"
+import { clientOver, memoryWire, ok, tooMany } from "../api/memoryApi.ts"
 import { completed, failingWrites, makeHarness, withServer } from "./support/harness.ts"
 import { makeContent, RangeServer } from "./support/rangeServer.ts"
 
@@ -23,52 +18,6 @@ const KiB = 1024
 /** The service's 429 on the link request, as the link layer hands it over. */
 const rateLimited = (fileId: string, retryAfterMillis: number) =>
   new LinkError({ fileId, reason: "rate-limited", message: "status 429", retryAfterMillis })
-
-/** The service's API in memory: answers the n-th request (from 0) and records when (Effect clock) it came. */
-const memoryWire = (reply: (n: number) => WireAnswer) => {
-  const sent: Array<{ readonly at: number; readonly status: number }> = []
-  const layer = Layer.succeed(
-    ApiTransport,
-    ApiTransport.of({
-      exchange: () =>
-        Effect.map(Clock.currentTimeMillis, (at) => {
-          const answer = reply(sent.length)
-          sent.push({ at, status: answer.status })
-          return answer
-        })
-    })
-  )
-  return { sent, layer }
-}
-
-const tooMany = (retryAfterSeconds: number): WireAnswer => ({
-  status: 429,
-  headers: { "retry-after": String(retryAfterSeconds), "content-type": "application/json" },
-  text: JSON.stringify({ error: { code: "rate_limited", message: "slow down" } })
-})
-
-const linkTo = (url: string): WireAnswer => ({
-  status: 200,
-  headers: { "content-type": "application/json" },
-  text: JSON.stringify({ data: { url, expires_at: null } })
-})
-
-/** The real API client (rate gate included) over `wire`, with the production retry schedule. */
-const apiOver = (wire: Layer.Layer<ApiTransport>) =>
-  ApiClient.layer.pipe(
-    Layer.provide(ApiHttp.layer),
-    Layer.provide(wire),
-    Layer.provide(ApiEndpoints.layer({ baseUrl: "https://api.example/api/v1", authUrl: "https://api.example" })),
-    Layer.provide(Credentials.apiKey(Redacted.make("dls_test_key_0123456789"))),
-    Layer.provide(
-      Layer.succeed(ApiHttpSettings, {
-        schedule: DEFAULT_RETRY_SCHEDULE,
-        timeoutMs: 2_000,
-        maxResponseBytes: 1024 * 1024
-      })
-    ),
-    Layer.orDie
-  )
 
 /** A file's retry or parking: what a rate limit must never cause. */
 const countedAsFailure = (e: TransferEvent): boolean => e._tag === "Retrying" || e._tag === "Parked"
@@ -300,10 +249,12 @@ describe("TransferEngine", () => {
     () =>
       withServer(64 * KiB, (server, content) =>
         Effect.gen(function* () {
-          const wire = memoryWire((n) => (n < 3 ? tooMany(120) : linkTo(server.link("a"))))
+          const wire = memoryWire((_method, _path, n) =>
+            n < 3 ? tooMany(120) : ok({ url: server.link("a"), expires_at: null })
+          )
           const links = yield* Effect.provide(
             Effect.service(TransferLinks),
-            transferLinksLayer.pipe(Layer.provide(apiOver(wire.layer)))
+            transferLinksLayer.pipe(Layer.provide(clientOver(wire.layer)), Layer.orDie)
           )
           const h = makeHarness({ link: () => "unused", links, options: { maxAttempts: 2 } })
           const events: Array<TransferEvent> = []
