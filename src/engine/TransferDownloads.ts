@@ -52,8 +52,8 @@ export const STAGING_DIR = ".dlsync/partial/landing"
 /** How many downloads wait on the transfer queue at once (the queue bounds the transfers). */
 export const DRAIN_FIBERS = 64
 
-/** The API operation download links come from (named in the rate-limit failure). */
-const DOWNLOAD_LINK_OPERATION = "POST /files/{file}/download-link"
+/** The API operation download links come from (named in the rate-limit failure and metrics). */
+export const DOWNLOAD_LINK_OPERATION = "POST /files/{file}/download-link"
 
 /** How often the bytes of running downloads are sampled for app state. */
 export const PROGRESS_SAMPLE_MS = 1_000
