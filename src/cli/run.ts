@@ -3,7 +3,8 @@
  * `dlsync --once` is the same as `dlsync run --once` (main.ts rewrites it).
  *
  * Exit codes (main.ts): 0 the mirror matches · 1 some items failed (each listed here) ·
- * 75 service unreachable or another instance holds the lock · 77 authentication ·
+ * 75 service unreachable, its rate limit longer than a pass waits (ONCE_MAX_RATE_LIMIT_WAIT_MS),
+ * or another instance holds the lock · 77 authentication ·
  * 78 configuration, an unmounted root, or a `server.listen` the daemon cannot listen on ·
  * 64 usage.
  *
@@ -34,6 +35,7 @@ import { StatusSource } from "../server/StatusSource.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
+import { rateLimitedLine } from "../transfer/progressView.ts"
 import { commandConfig } from "./commandConfig.ts"
 
 export const runCommand = Command.make(
@@ -135,7 +137,7 @@ export const summarize = (report: PassReport): string =>
 
 // ---------------------------------------------------------------------------------------
 
-/** A log line per file started, finished or parked, for the length of the scope. */
+/** A log line per file finished, parked, retried or waiting for the rate limit, for the length of the scope. */
 const logTransfers = forEachTransferEvent((event) => {
   switch (event._tag) {
     case "Finished":
@@ -144,6 +146,8 @@ const logTransfers = forEachTransferEvent((event) => {
       return Effect.logWarning(`download parked: ${event.name}: ${event.reason}`)
     case "Retrying":
       return Effect.logInfo(`retrying ${event.name}: ${event.reason}`)
+    case "RateLimited":
+      return Effect.logInfo(rateLimitedLine(event))
     default:
       return Effect.void
   }

@@ -55,18 +55,19 @@ import { Clock, Effect, Queue, Random, Schedule } from "effect"
 import { type ApiError, isAuthProblem, isTransient } from "../api/ApiError.ts"
 import { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { isLoginRequired } from "../auth/AuthError.ts"
-import { Metrics } from "../server/Metrics.ts"
+import { Metrics, type MetricsShape } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
 import type { LocalOpError, RootUnavailable } from "../sync/localOps.ts"
 import { DLSYNC_DIR } from "../sync/tree.ts"
-import { forEachTransferEvent, ProgressTracker } from "../transfer/ProgressTracker.ts"
+import { forEachTransferEvent, ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { type PollOutcome, runDaemonLoop, type Wake } from "./daemonLoop.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
 import { LOGIN_REQUIRED_EVENT, SIGNED_IN_EVENT } from "./statusDocument.ts"
+import { DOWNLOAD_LINK_OPERATION } from "./TransferDownloads.ts"
 
 /** Signals that make the daemon poll at once. */
 export const POLL_SIGNALS = ["SIGHUP", "SIGUSR1"] as const
@@ -241,6 +242,24 @@ const filesByState = Effect.fnUntraced(function* (store: Store["Service"]) {
 })
 
 /**
+ * What one transfer event adds to the metrics: the bytes of a finished download, a download
+ * retry, or a link request held back by the service's rate limit (the engine's wait, beyond
+ * what the API client waits itself).
+ */
+export const countTransferEvent = (metrics: MetricsShape, event: TransferEvent): Effect.Effect<void> => {
+  switch (event._tag) {
+    case "Finished":
+      return metrics.addBytesTransferred(event.fetched)
+    case "Retrying":
+      return metrics.retry("download")
+    case "RateLimited":
+      return metrics.rateLimitWait(DOWNLOAD_LINK_OPERATION, event.delayMs)
+    default:
+      return Effect.void
+  }
+}
+
+/**
  * Bytes of each finished download (what it fetched over the network) counted as they land,
  * download retries, and the rate, queue depth and app-state write counts sampled every
  * TRANSFER_SAMPLE_INTERVAL, for the scope's life.
@@ -250,13 +269,7 @@ const observeTransfers = Effect.gen(function* () {
   const queue = yield* TransferQueue
   const metrics = yield* Metrics
   const appState = yield* AppStateWriter
-  yield* forEachTransferEvent((event) =>
-    event._tag === "Finished"
-      ? metrics.addBytesTransferred(event.fetched)
-      : event._tag === "Retrying"
-        ? metrics.retry("download")
-        : Effect.void
-  )
+  yield* forEachTransferEvent((event) => countTransferEvent(metrics, event))
   // The app-state writer keeps running totals; the metric counts what was added since.
   let appStateSeen = { written: 0, preconditionFailures: 0, dropped: 0 }
   const sample = Effect.gen(function* () {

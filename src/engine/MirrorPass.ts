@@ -89,7 +89,10 @@ export class MirrorPass extends Context.Service<
   MirrorPass,
   {
     readonly catchUp: (options: CatchUpOptions) => Effect.Effect<CatchUpResult, ApiError>
-    readonly reconcile: (options: ReconcileOptions) => Effect.Effect<ReconcileReport, RootUnavailable | LocalOpError>
+    /** ApiError only under run --once: the service's rate limit held download links longer than it waits. */
+    readonly reconcile: (
+      options: ReconcileOptions
+    ) => Effect.Effect<ReconcileReport, ApiError | RootUnavailable | LocalOpError>
     readonly run: (options: PassOptions) => Effect.Effect<PassReport, ApiError | RootUnavailable | LocalOpError>
   }
 >()("dlsync/engine/MirrorPass") {

@@ -16,17 +16,22 @@
  * Invariants:
  * - A file reaches its mirror path only through LocalOps.land, which never replaces anything
  *   but what the plan expected; the transfer engine writes only under `.dlsync/partial`.
- * - Every enqueued request ends in exactly one `landed` or `failed` before `drain` returns.
+ * - Every enqueued request ends in exactly one `landed` or `failed` before `drain` returns,
+ *   except a file the service's rate limit holds longer than the engine waits (run --once):
+ *   it is neither, and once every other file has its outcome the drain fails with that
+ *   rate limit (exit 75); the next run takes the file up again, from its partial data.
  */
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { ApiError, RateLimited } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { Store } from "../store/Store.ts"
 import { DownloadQueue, type DownloadRequest } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import type { WrittenStat } from "../sync/model.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
+import { rateLimitedUntilText } from "../transfer/progressView.ts"
 import { partialPathFor } from "../transfer/TransferEngine.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
 
@@ -47,14 +52,20 @@ export const STAGING_DIR = ".dlsync/partial/landing"
 /** How many downloads wait on the transfer queue at once (the queue bounds the transfers). */
 export const DRAIN_FIBERS = 64
 
+/** The API operation download links come from (named in the rate-limit failure and metrics). */
+export const DOWNLOAD_LINK_OPERATION = "POST /files/{file}/download-link"
+
 /** How often the bytes of running downloads are sampled for app state. */
 export const PROGRESS_SAMPLE_MS = 1_000
 
 export class TransferDownloads extends Context.Service<
   TransferDownloads,
   {
-    /** Downloads everything enqueued since the last drain; resolves when each has an outcome. */
-    readonly drain: Effect.Effect<DrainReport>
+    /**
+     * Downloads everything enqueued since the last drain; resolves when each has an outcome.
+     * Fails with RateLimited when the service's rate limit held files longer than the engine waits.
+     */
+    readonly drain: Effect.Effect<DrainReport, ApiError>
   }
 >()("dlsync/engine/TransferDownloads") {
   /** Provides both the executor's DownloadQueue and the drain. */
@@ -145,6 +156,7 @@ export class TransferDownloads extends Context.Service<
           yield* recordFailed(request, result.reason)
           return { path, remoteId: item.id, reason: result.reason }
         }
+        if (result._tag === "RateLimited") return result
         const landed = yield* Effect.result(ops.land(staged, path, replace))
         if (landed._tag === "Failure") {
           yield* Effect.sync(() => Fs.rmSync(staged, { force: true }))
@@ -178,7 +190,25 @@ export class TransferDownloads extends Context.Service<
             return yield* Effect.forEach(requests, one, { concurrency: DRAIN_FIBERS })
           })
         )
-        const failed = outcomes.filter((o) => o !== null)
+        const failed: Array<DrainReport["failed"][number]> = []
+        const limitedUntil: Array<number> = []
+        for (const o of outcomes) {
+          if (o === null) continue
+          if ("until" in o) limitedUntil.push(o.until)
+          else failed.push(o)
+        }
+        const limited = limitedUntil.length
+        if (limited > 0) {
+          const until = Math.max(...limitedUntil)
+          return yield* new ApiError({
+            operation: DOWNLOAD_LINK_OPERATION,
+            reason: new RateLimited({
+              status: 429,
+              message: `the service's rate limit holds download links until ${rateLimitedUntilText(until)}, longer than one run --once waits; ${limited} file(s) left for the next run (partial data kept)`,
+              retryAfterMillis: Math.max(0, until - (yield* Clock.currentTimeMillis))
+            })
+          })
+        }
         const landed = requests.length - failed.length
         const bytes = requests.reduce((n, r, i) => (outcomes[i] === null ? n + r.action.item.size : n), 0)
         const report: DrainReport = { landed, bytes, failed }

@@ -18,7 +18,7 @@ import { ApiEndpoints } from "../api/ApiEndpoints.ts"
 import type { ApiError } from "../api/ApiError.ts"
 import { ApiTransport } from "../api/ApiTransport.ts"
 import type { AppStateWriter } from "../appstate/AppStateWriter.ts"
-import { mirrorAppStateLayer } from "../appstate/mirrorAppState.ts"
+import { mirrorAppStateLayer, RunKind } from "../appstate/mirrorAppState.ts"
 import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
 import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
@@ -49,6 +49,12 @@ export type EngineBuildError = ApiError | LoginRequired | TokenStoreError | Stor
 export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, StoreOpenError | SchemaTooNew> =>
   Store.layer.pipe(Layer.provideMerge(Database.layer(config.mirror.state_dir)))
 
+/**
+ * The longest wait for the service's rate limit on download links that `run --once` makes;
+ * a longer Retry-After ends the pass with exit 75 (partial downloads kept) instead.
+ */
+export const ONCE_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000
+
 /** Download links for the transfer engine: POST /files/{id}/download-link through the API client. */
 export const transferLinksLayer: Layer.Layer<TransferLinks, never, ApiClient> = Layer.effect(
   TransferLinks,
@@ -64,6 +70,14 @@ export const transferLinksLayer: Layer.Layer<TransferLinks, never, ApiClient> = 
           })),
           Effect.mapError((error) => {
             const r = error.reason
+            if (r._tag === "RateLimited") {
+              return new LinkError({
+                fileId,
+                reason: "rate-limited",
+                message: error.message,
+                ...(r.retryAfterMillis === undefined ? {} : { retryAfterMillis: r.retryAfterMillis })
+              })
+            }
             const reason =
               r._tag === "NotFound"
                 ? "not-found"
@@ -115,8 +129,15 @@ export const runLayer = (
     min_free_space: config.transfers.min_free_space
   })
   const links = transferLinksLayer
+  // run --once does not wait out a long rate limit: it ends (exit 75) and the next run resumes.
+  const transferEngine = Layer.unwrap(
+    Effect.gen(function* () {
+      const once = (yield* RunKind) === "once"
+      return TransferEngine.layer(once ? { ...options, maxRateLimitWaitMs: ONCE_MAX_RATE_LIMIT_WAIT_MS } : options)
+    })
+  )
   const transfers = TransferQueue.layer(options).pipe(
-    Layer.provide(TransferEngine.layer(options)),
+    Layer.provide(transferEngine),
     Layer.provide(links),
     Layer.provide(transferJournalLayer),
     Layer.provide(Bandwidth.layer(options)),

@@ -51,6 +51,7 @@ const liveTransfersOf = (snapshot: ProgressSnapshot, pid: number, updatedAt: str
     path: f.name,
     size: f.size,
     bytes: f.done,
-    bytesPerSecond: f.rate
+    bytesPerSecond: f.rate,
+    ...(f.rateLimitedUntil === null ? {} : { rateLimitedUntil: new Date(f.rateLimitedUntil).toISOString() })
   }))
 })

@@ -9,6 +9,7 @@
 import type { Option } from "effect"
 import type { LiveTransfers } from "../store/liveTransfers.ts"
 import { formatDone, formatEta, formatRate } from "../transfer/progressFormat.ts"
+import { rateLimitedUntilText } from "../transfer/progressView.ts"
 
 /** Ten publish intervals: older means the publisher stopped (SIGSTOP, a blocked loop…). */
 export const LIVE_TRANSFERS_MAX_AGE_MS = 10_000
@@ -23,6 +24,8 @@ export interface ActiveTransfer {
   readonly bytesPerSecond: number
   /** Seconds left at the current rate; null when unknown (no bytes lately). */
   readonly etaSeconds: number | null
+  /** Waiting for the service's rate limit until then (ISO 8601); absent when not waiting. */
+  readonly rateLimitedUntil?: string
 }
 
 export interface TransfersStatus {
@@ -70,7 +73,8 @@ export const transfersStatus = (
       size: f.size,
       percent: percent(f.bytes, f.size),
       bytesPerSecond: f.bytesPerSecond,
-      etaSeconds: eta(f.size - f.bytes, f.bytesPerSecond)
+      etaSeconds: eta(f.size - f.bytes, f.bytesPerSecond),
+      ...(f.rateLimitedUntil === undefined ? {} : { rateLimitedUntil: f.rateLimitedUntil })
     })
   )
   const bytes = active.reduce((n, f) => n + f.bytes, 0)
@@ -107,9 +111,10 @@ export const renderTransfers = (status: TransfersStatus): ReadonlyArray<string> 
   }
   return [
     `transfers:       ${t.active} active, ${t.completed} done, ${t.parked} parked · ${formatDone(t.bytes, t.size)} · ${formatRate(t.bytesPerSecond)} · ETA ${formatEta(t.etaSeconds)} (dlsync pid ${status.runningPid})`,
-    ...status.active.map(
-      (f) =>
-        `  ${f.path}: ${formatDone(f.bytes, f.size)} · ${formatRate(f.bytesPerSecond)} · ETA ${formatEta(f.etaSeconds)}`
+    ...status.active.map((f) =>
+      f.rateLimitedUntil === undefined
+        ? `  ${f.path}: ${formatDone(f.bytes, f.size)} · ${formatRate(f.bytesPerSecond)} · ETA ${formatEta(f.etaSeconds)}`
+        : `  ${f.path}: ${formatDone(f.bytes, f.size)} · waiting for the service's rate limit until ${rateLimitedUntilText(Date.parse(f.rateLimitedUntil))}`
     )
   ]
 }

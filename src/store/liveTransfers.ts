@@ -17,6 +17,8 @@ export interface LiveTransferFile {
   /** Bytes of the file present so far (resumed bytes included). */
   readonly bytes: number
   readonly bytesPerSecond: number
+  /** While it waits for the service's rate limit: until when (ISO 8601); absent otherwise. */
+  readonly rateLimitedUntil?: string
 }
 
 export interface LiveTransfers {
@@ -88,7 +90,8 @@ const FileEntry = Schema.Struct({
   path: Schema.String,
   size: Count,
   bytes: Count,
-  bytesPerSecond: Count
+  bytesPerSecond: Count,
+  rateLimitedUntil: Schema.optionalKey(Schema.String)
 })
 
 const decodeRow = Schema.decodeUnknownSync(

@@ -1,7 +1,7 @@
 /**
  * Live progress of the transfers: what each active file has done, its rate and ETA, and
- * the totals, plus a stream of lifecycle events (started, retrying, paused, finished,
- * parked) for renderers (progressView.ts on a TTY, progressLog.ts otherwise) and `status`.
+ * the totals, plus a stream of lifecycle events (started, retrying, rate limited, paused,
+ * finished, parked) for renderers (progressView.ts on a TTY, progressLog.ts otherwise) and `status`.
  *
  * The byte path only bumps a counter (`FileProgress.done`); rates are computed when a
  * renderer asks for a snapshot, over a sliding window of the samples it took, so
@@ -25,6 +25,14 @@ export type TransferEvent =
       readonly delayMs: number
       readonly reason: string
     }
+  | {
+      /** Waiting for the service's rate limit (not an attempt) until `until` (epoch ms). */
+      readonly _tag: "RateLimited"
+      readonly fileId: string
+      readonly name: string
+      readonly until: number
+      readonly delayMs: number
+    }
   | { readonly _tag: "Paused"; readonly fileId: string; readonly name: string; readonly reason: string }
   | {
       readonly _tag: "Finished"
@@ -46,6 +54,8 @@ export interface FileProgress {
   /** Bytes received over the network in this run. */
   fetched: number
   readonly startedAt: number
+  /** While the file waits for the service's rate limit: until when (epoch ms); else null. */
+  rateLimitedUntil: number | null
 }
 
 export interface FileStatus {
@@ -57,6 +67,8 @@ export interface FileStatus {
   readonly rate: number
   /** Seconds left at the current rate, or null when unknown. */
   readonly eta: number | null
+  /** Waiting for the service's rate limit until then (epoch ms); null when not waiting. */
+  readonly rateLimitedUntil: number | null
 }
 
 export interface ProgressSnapshot {
@@ -121,7 +133,7 @@ export const makeProgressTracker = (): ProgressTrackerShape => {
   let fetchedEnded = 0
   return {
     start: (fileId, name, size, done) => {
-      const p: FileProgress = { fileId, name, size, done, fetched: 0, startedAt: Date.now() }
+      const p: FileProgress = { fileId, name, size, done, fetched: 0, startedAt: Date.now(), rateLimitedUntil: null }
       active.set(p, [])
       return p
     },
@@ -150,7 +162,8 @@ export const makeProgressTracker = (): ProgressTrackerShape => {
           size: p.size,
           done: p.done,
           rate,
-          eta: eta(p.size - p.done, rate)
+          eta: eta(p.size - p.done, rate),
+          rateLimitedUntil: p.rateLimitedUntil
         })
         done += p.done
         size += p.size

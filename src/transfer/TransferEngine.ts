@@ -10,7 +10,9 @@
  *                       │            ▼
  *                       │         fault ─► link: fresh link · restart: from zero
  *                       │                  transient: backoff · no-space: pause · fatal: park
- *                       ▼
+ *                       │                  rate-limited: wait until the service's time,
+ *                       │                  no attempt counted (beyond maxRateLimitWaitMs:
+ *                       ▼                  RateLimited, for run --once)
  *                 PausedForSpace
  *
  * Invariants:
@@ -32,7 +34,7 @@
  */
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
-import { Context, Effect, Fiber, Layer, Option, Random, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Layer, Option, Random, type Scope } from "effect"
 import { Agent } from "undici"
 import { Bandwidth } from "./Bandwidth.ts"
 import { backoffDelay } from "./backoff.ts"
@@ -40,6 +42,7 @@ import { makeDirSyncer } from "./dirSyncer.ts"
 import type { Validators } from "./judgeResponse.ts"
 import { LeanPool, leanGet } from "./leanGet.ts"
 import { type FileProgress, ProgressTracker } from "./ProgressTracker.ts"
+import { rateLimitedUntilText } from "./progressView.ts"
 import { type RangeGet, type RangeOutcome, rangeGet } from "./rangeGet.ts"
 import {
   allWritten,
@@ -85,6 +88,14 @@ export type TransferResult =
     }
   | { readonly _tag: "Parked"; readonly fileId: string; readonly reason: string; readonly attempts: number }
   | { readonly _tag: "PausedForSpace"; readonly fileId: string; readonly free: number; readonly needed: number }
+  | {
+      /** The service's rate limit asked for a wait beyond `maxRateLimitWaitMs`: not waited, not failed. */
+      readonly _tag: "RateLimited"
+      readonly fileId: string
+      /** When the service takes link requests again (epoch ms). */
+      readonly until: number
+      readonly reason: string
+    }
 
 export class TransferEngine extends Context.Service<
   TransferEngine,
@@ -222,6 +233,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
     progress.emit({ _tag: "Started", fileId: request.fileId, name, size: request.size, resumedAt: fp.done })
 
     let failures = 0
+    let rateLimitWaits = 0
     let linkRefreshes = 0
     let restarts = 0
     const park = Effect.fnUntraced(function* (reason: string) {
@@ -265,6 +277,27 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
         } satisfies TransferResult
       }
       const fault = outcome.failure
+      if (fault.kind === "rate-limited") {
+        // The account's rate limit, not this file's fault: waited out, never an attempt.
+        const delayMs =
+          fault.retryAfterMillis ??
+          backoffDelay(++rateLimitWaits, options.backoffBaseMs, options.backoffMaxMs, yield* Random.next)
+        const until = (yield* Clock.currentTimeMillis) + delayMs
+        if (options.maxRateLimitWaitMs !== null && delayMs > options.maxRateLimitWaitMs) {
+          const reason = `the service's rate limit holds download links until ${rateLimitedUntilText(until)}`
+          progress.emit({ _tag: "Paused", fileId: request.fileId, name, reason })
+          progress.end(fp, "paused")
+          return { _tag: "RateLimited", fileId: request.fileId, until, reason } satisfies TransferResult
+        }
+        yield* Effect.logDebug("transfer waits for the service's rate limit").pipe(
+          Effect.annotateLogs({ fileId: request.fileId, waitMillis: delayMs })
+        )
+        progress.emit({ _tag: "RateLimited", fileId: request.fileId, name, until, delayMs })
+        fp.rateLimitedUntil = until
+        yield* Effect.sleep(Duration.millis(delayMs))
+        fp.rateLimitedUntil = null
+        continue
+      }
       state.attempts++
       state.lastError = fault.message
       yield* Effect.logDebug("transfer attempt failed").pipe(
@@ -724,7 +757,13 @@ const linkFor = Effect.fnUntraced(function* (
 })
 
 const linkFault = (e: LinkError): TransferFault =>
-  fault(e.reason === "unavailable" ? "transient" : "fatal", `no download link: ${e.reason}: ${e.message}`)
+  e.reason === "rate-limited"
+    ? fault(
+        "rate-limited",
+        `no download link: ${e.reason}: ${e.message}`,
+        e.retryAfterMillis === undefined ? undefined : { retryAfterMillis: e.retryAfterMillis }
+      )
+    : fault(e.reason === "unavailable" ? "transient" : "fatal", `no download link: ${e.reason}: ${e.message}`)
 
 const io = <A>(what: string, f: () => Promise<A>): Effect.Effect<A, TransferFault> =>
   Effect.tryPromise({ try: f, catch: (e) => faultFromError(e, what) })

@@ -7,6 +7,9 @@
  * - `transient`: connection reset, idle timeout, truncated body, 5xx/429 — retry with
  *   backoff from the bytes already written.
  * - `no-space`: ENOSPC/EDQUOT while writing — pause until space returns.
+ * - `rate-limited`: the service's rate limit refused the link request (429) — wait until
+ *   `retryAfterMillis` has passed, without counting an attempt (the account's limit, not
+ *   this file's fault).
  * - `fatal`: nothing a retry on this pass can fix (other 4xx, disk I/O error, a refused TLS
  *   certificate, a body that never matches the expected size) — park the file with this reason.
  *
@@ -15,26 +18,30 @@
  */
 import { Data } from "effect"
 
-export type FaultKind = "link" | "restart" | "transient" | "no-space" | "fatal"
+export type FaultKind = "link" | "restart" | "transient" | "no-space" | "rate-limited" | "fatal"
 
 export class TransferFault extends Data.TaggedError("TransferFault")<{
   readonly kind: FaultKind
   readonly message: string
   /** For `restart`: the server ignores Range, so the next attempt must be one plain GET. */
   readonly noRanges: boolean
+  /** For `rate-limited`: how long the service asked to wait; absent when it did not say. */
+  readonly retryAfterMillis?: number
   readonly cause?: unknown
 }> {}
 
 export const fault = (
   kind: FaultKind,
   message: string,
-  options?: { readonly noRanges?: boolean; readonly cause?: unknown }
+  options?: { readonly noRanges?: boolean; readonly retryAfterMillis?: number; readonly cause?: unknown }
 ): TransferFault =>
-  new TransferFault(
-    options?.cause === undefined
-      ? { kind, message, noRanges: options?.noRanges ?? false }
-      : { kind, message, noRanges: options?.noRanges ?? false, cause: options.cause }
-  )
+  new TransferFault({
+    kind,
+    message,
+    noRanges: options?.noRanges ?? false,
+    ...(options?.retryAfterMillis === undefined ? {} : { retryAfterMillis: options.retryAfterMillis }),
+    ...(options?.cause === undefined ? {} : { cause: options.cause })
+  })
 
 /** Classifies a Node/undici error from the byte path. */
 export const faultFromError = (error: unknown, what: string): TransferFault => {

@@ -12,12 +12,15 @@ export interface DownloadLink {
 
 /**
  * No link could be had. `locked` and `not-found` park the file at once (a locked file
- * gets no further link request on this pass); `unavailable` is retried with backoff.
+ * gets no further link request on this pass); `unavailable` is retried with backoff;
+ * `rate-limited` (the service's 429) waits `retryAfterMillis` and never counts as an attempt.
  */
 export class LinkError extends Schema.TaggedError<LinkError>()("LinkError", {
   fileId: Schema.String,
-  reason: Schema.Literals(["locked", "not-found", "unavailable"]),
-  message: Schema.String
+  reason: Schema.Literals(["locked", "not-found", "unavailable", "rate-limited"]),
+  message: Schema.String,
+  /** For `rate-limited`: the time left until the service takes link requests again. */
+  retryAfterMillis: Schema.optionalKey(Schema.Number)
 }) {}
 
 export class TransferLinks extends Context.Service<

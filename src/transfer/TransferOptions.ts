@@ -35,6 +35,12 @@ export interface TransferOptions {
   /** Restarts from zero (changed validator, Range ignored…) per file and pass before it is parked. */
   readonly maxRestarts: number
   readonly maxRedirects: number
+  /**
+   * The longest wait for the service's rate limit (a 429 on the link request) a file
+   * makes; a longer one ends the download as `RateLimited` (run --once). null waits as
+   * long as the service asks (the daemon).
+   */
+  readonly maxRateLimitWaitMs: number | null
   /** A link is not used when it expires within this margin. */
   readonly linkMarginMs: number
   /** Bytes gathered per positional write (two such batches per request at most in memory). */
@@ -76,6 +82,7 @@ export const defaultTransferOptions: TransferOptions = {
   maxLinkRefreshes: 3,
   maxRestarts: 3,
   maxRedirects: 5,
+  maxRateLimitWaitMs: null,
   linkMarginMs: 30_000,
   bufferSize: 1 * MiB,
   minSplit: 8 * MiB,

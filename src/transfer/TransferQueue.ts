@@ -4,7 +4,7 @@
  * back, waits until `statfs` shows enough room again (rechecked every `spaceRecheckMs`),
  * then queues again.
  *
- *   submit ─► wait for a slot ─► engine.download ─► Completed | Parked ─► caller
+ *   submit ─► wait for a slot ─► engine.download ─► Completed | Parked | RateLimited ─► caller
  *                  ▲                    │
  *                  └── space returns ◄──┴─ PausedForSpace (slot released)
  *
@@ -33,7 +33,7 @@ export interface QueueStats {
 export class TransferQueue extends Context.Service<
   TransferQueue,
   {
-    /** Downloads one file when a slot is free; resolves once it is completed or parked. */
+    /** Downloads one file when a slot is free; resolves once it is completed, parked or rate limited beyond its wait. */
     readonly submit: (request: TransferRequest) => Effect.Effect<QueuedResult>
     readonly stats: () => QueueStats
   }

@@ -21,7 +21,10 @@ export const renderProgress = (snapshot: ProgressSnapshot, width: number, maxFil
   ]
   const files = [...snapshot.files].sort((a, b) => b.rate - a.rate)
   for (const f of files.slice(0, maxFiles)) {
-    const stats = ` ${formatDone(f.done, f.size)} ${formatRate(f.rate)} ${formatEta(f.eta)}`
+    const stats =
+      f.rateLimitedUntil === null
+        ? ` ${formatDone(f.done, f.size)} ${formatRate(f.rate)} ${formatEta(f.eta)}`
+        : ` ${formatDone(f.done, f.size)} rate limit until ${rateLimitedUntilText(f.rateLimitedUntil)}`
     const barWidth = Math.max(0, Math.min(20, width - stats.length - 14))
     const filled = f.size === 0 ? barWidth : Math.round((barWidth * f.done) / f.size)
     const bar = barWidth > 0 ? `[${"#".repeat(filled)}${"-".repeat(barWidth - filled)}]` : ""
@@ -45,8 +48,18 @@ export const describeEvent = (e: TransferEvent): string | undefined => {
       return `paused ${e.name}: ${e.reason}`
     case "Retrying":
       return `retrying ${e.name} in ${(e.delayMs / 1000).toFixed(1)} s (attempt ${e.attempt}): ${e.reason}`
+    case "RateLimited":
+      return rateLimitedLine(e)
   }
 }
+
+/** A file waits for the service's rate limit: until when (UTC, to the second) and for how long. */
+export const rateLimitedLine = (e: Extract<TransferEvent, { readonly _tag: "RateLimited" }>): string =>
+  `waiting for the service's rate limit: ${e.name} until ${rateLimitedUntilText(e.until)} (${Math.ceil(e.delayMs / 1000)} s)`
+
+/** When a rate-limit wait ends, as UTC time (ISO 8601, rounded up to the second). */
+export const rateLimitedUntilText = (until: number): string =>
+  `${new Date(Math.ceil(until / 1000) * 1000).toISOString().slice(0, 19)}Z`
 
 export interface ProgressViewOptions {
   readonly write: (text: string) => void

@@ -5,13 +5,11 @@
  * Effect clock) each request went out, so "no request inside the window" is exact.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Fiber, Layer, Redacted } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
-import { ApiEndpoints } from "../../src/api/ApiEndpoints.ts"
-import { ApiHttp, ApiHttpSettings, ApiObserver } from "../../src/api/ApiHttp.ts"
-import { ApiTransport, type WireAnswer } from "../../src/api/ApiTransport.ts"
-import { Credentials } from "../../src/api/Credentials.ts"
+import { ApiHttpSettings } from "../../src/api/ApiHttp.ts"
+import type { ApiTransport } from "../../src/api/ApiTransport.ts"
 import {
   admit,
   closeGate,
@@ -22,61 +20,20 @@ import {
   rateLimitGroup
 } from "../../src/api/rateGate.ts"
 import { account, appState, fileId as fid } from "./fixtures.ts"
+import { clientOver as memoryClientOver, memoryWire, ok, tooMany } from "./memoryApi.ts"
 import { FAST_SETTINGS } from "./testServer.ts"
 
-interface Sent {
-  readonly at: number
-  readonly method: string
-  readonly path: string
-  readonly status: number
-}
-
-/** Answers from `reply` (path, method, how many requests came before) and records each exchange. */
-const memoryWire = (reply: (method: string, path: string, n: number) => WireAnswer) => {
-  const sent: Array<Sent> = []
-  const layer = Layer.succeed(
-    ApiTransport,
-    ApiTransport.of({
-      exchange: (request) =>
-        Effect.map(Clock.currentTimeMillis, (at) => {
-          const answer = reply(request.method, request.url.pathname, sent.length)
-          sent.push({ at, method: request.method, path: request.url.pathname, status: answer.status })
-          return answer
-        })
-    })
-  )
-  return { sent, layer }
-}
-
-const ok = (data: unknown): WireAnswer => ({
-  status: 200,
-  headers: { "content-type": "application/json" },
-  text: JSON.stringify({ data })
-})
-const tooMany = (retryAfterSeconds: number): WireAnswer => ({
-  status: 429,
-  headers: { "retry-after": String(retryAfterSeconds), "content-type": "application/json" },
-  text: JSON.stringify({ error: { code: "rate_limited", message: "slow down" } })
-})
 const link = ok({ url: "https://cdn.example/f?sig=1", expires_at: null })
 
 const waits: Array<{ operation: string; millis: number }> = []
 
 const clientOver = (wire: Layer.Layer<ApiTransport>) =>
   Layer.mergeAll(
-    ApiClient.layer.pipe(
-      Layer.provide(ApiHttp.layer),
-      Layer.provide(wire),
-      Layer.provide(ApiEndpoints.layer({ baseUrl: "https://api.example/api/v1", authUrl: "https://api.example" })),
-      Layer.provide(Credentials.apiKey(Redacted.make("dls_test_key_0123456789"))),
-      Layer.provide(
-        Layer.succeed(ApiObserver, {
-          request: () => Effect.void,
-          retry: () => Effect.void,
-          rateLimitWait: (operation, millis) => Effect.sync(() => waits.push({ operation, millis }))
-        })
-      )
-    ),
+    memoryClientOver(wire, {
+      request: () => Effect.void,
+      retry: () => Effect.void,
+      rateLimitWait: (operation, millis) => Effect.sync(() => waits.push({ operation, millis }))
+    }),
     Layer.succeed(ApiHttpSettings, {
       ...FAST_SETTINGS,
       schedule: { ...FAST_SETTINGS.schedule, maxInlineWaitMs: 60_000 }

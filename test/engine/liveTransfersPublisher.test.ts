@@ -58,6 +58,15 @@ describe("liveTransfersPublisher", () => {
               // The overall rate is the tracker's, over its own window.
               assert.isAbove(second?.bytesPerSecond ?? 0, 0)
 
+              big.rateLimitedUntil = Date.parse("2024-01-01T00:02:00.000Z")
+              yield* TestClock.adjust("1 second")
+              assert.strictEqual(
+                (yield* published)?.files[0]?.rateLimitedUntil,
+                "2024-01-01T00:02:00.000Z",
+                "a file waiting for the service's rate limit says until when"
+              )
+              big.rateLimitedUntil = null
+
               tracker.end(big, "completed")
               yield* TestClock.adjust("1 second")
               assert.isUndefined(yield* published, "cleared once nothing transfers")

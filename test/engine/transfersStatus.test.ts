@@ -90,6 +90,13 @@ describe("transfersStatus", () => {
       "  Movies/big.mkv: 10.0 MiB/40.0 MiB 25% · 1.5 MiB/s · ETA 00:20",
       "  TV/e01.mkv: 2.0 MiB/8.0 MiB 25% · 0 B/s · ETA --:--"
     ])
+    const waiting: LiveTransfers = {
+      ...live,
+      files: [{ ...live.files[1]!, bytesPerSecond: 0, rateLimitedUntil: "2024-05-06T07:10:09.000Z" }]
+    }
+    assert.deepStrictEqual(renderTransfers(transfersStatus(Option.some(waiting), 4242, at)).slice(1), [
+      "  TV/e01.mkv: 2.0 MiB/8.0 MiB 25% · waiting for the service's rate limit until 2024-05-06T07:10:09Z"
+    ])
     assert.deepStrictEqual(renderTransfers(transfersStatus(Option.none(), 4242, at)), [
       "transfers:       none under way (dlsync pid 4242 is running)"
     ])
@@ -122,7 +129,13 @@ describe("statusDocument: transfers", () => {
           yield* Effect.scoped(
             Effect.gen(function* () {
               yield* acquireInstanceLock(stateDir)
-              yield* store.liveTransfers.publish({ ...live, pid: process.pid, updatedAt: new Date().toISOString() })
+              const waitingUntil = "2024-05-06T07:10:09.000Z"
+              yield* store.liveTransfers.publish({
+                ...live,
+                files: [live.files[0]!, { ...live.files[1]!, rateLimitedUntil: waitingUntil }],
+                pid: process.pid,
+                updatedAt: new Date().toISOString()
+              })
               const doc = yield* statusDocument(store, settings)
               assert.strictEqual(doc.transfers.runningPid, process.pid)
               assert.deepStrictEqual(
@@ -135,6 +148,10 @@ describe("statusDocument: transfers", () => {
               const text = renderStatus(doc)
               assert.include(text, "transfers:       2 active, 3 done, 1 parked · 12.0 MiB/48.0 MiB 25%")
               assert.include(text, "  Movies/big.mkv: 10.0 MiB/40.0 MiB 25% · 1.5 MiB/s")
+              // A file waiting for the service's rate limit says so, and until when (text and JSON).
+              assert.include(text, "  TV/e01.mkv: 2.0 MiB/8.0 MiB 25% · waiting for the service's rate limit until")
+              assert.strictEqual(doc.transfers.active[1]?.rateLimitedUntil, waitingUntil)
+              assert.isUndefined(doc.transfers.active[0]?.rateLimitedUntil)
             })
           )
           // The row is still there (as a killed run would leave it), but nobody holds the lock.

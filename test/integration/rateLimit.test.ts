@@ -54,4 +54,32 @@ describe("rate limit", { timeout: 120_000 }, () => {
     assert.strictEqual(links.filter((r) => r.status === 200).length, 24, "every file got its link, once")
     assert.include(result.stdout + result.stderr, "rate limited")
   })
+
+  it("run --once: a Retry-After longer than a pass waits ends it with 75 and one line; no file fails, the next run finishes", async () => {
+    box = await sandbox()
+    const b = box
+    seedMany(b.emu, "many", 4, 2_000)
+    const fault = b.emu.control.addFault({
+      kind: "status_429",
+      method: "POST",
+      path: "/api/v1/files/*/download-link",
+      count: 1_000,
+      retryAfterSeconds: 600
+    })
+    const limited = await b.run(["run", "--once"], { apiKey: true })
+    assert.strictEqual(limited.code, 75, limited.stderr)
+    const reasons = limited.stderr.split("\n").filter((l) => l.startsWith("dlsync: "))
+    assert.strictEqual(reasons.length, 1, limited.stderr)
+    assert.match(
+      reasons[0] ?? "",
+      /rate limit holds download links until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, longer than one run --once waits/
+    )
+    assert.notInclude(limited.stderr, "failed:")
+    assert.notInclude(limited.stderr, "parked")
+
+    b.emu.control.removeFault(fault.id)
+    const next = await b.run(["run", "--once"], { apiKey: true })
+    assert.strictEqual(next.code, 0, next.stderr)
+    assert.deepStrictEqual(contentMismatches(b.emu, b.root), [])
+  })
 })

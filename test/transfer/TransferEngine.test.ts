@@ -2,14 +2,32 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { transferLinksLayer } from "../../src/engine/engineLayer.ts"
+import type { TransferEvent } from "../../src/transfer/ProgressTracker.ts"
 import { partialPathFor, TransferEngine } from "../../src/transfer/TransferEngine.ts"
-import { LinkError } from "../../src/transfer/TransferLinks.ts"
+import { LinkError, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { encodeMark, markPathFor } from "../../src/transfer/writtenMark.ts"
+import { clientOver, memoryWire, ok, tooMany } from "../api/memoryApi.ts"
 import { completed, failingWrites, makeHarness, withServer } from "./support/harness.ts"
 import { makeContent, RangeServer } from "./support/rangeServer.ts"
 
 const KiB = 1024
+
+/** The service's 429 on the link request, as the link layer hands it over. */
+const rateLimited = (fileId: string, retryAfterMillis: number) =>
+  new LinkError({ fileId, reason: "rate-limited", message: "status 429", retryAfterMillis })
+
+/** A file's retry or parking: what a rate limit must never cause. */
+const countedAsFailure = (e: TransferEvent): boolean => e._tag === "Retrying" || e._tag === "Parked"
+
+/** Waits (in real time: the engine's I/O is real) until `condition` holds. */
+const waitFor = (condition: () => boolean, what: string) =>
+  Effect.promise(async () => {
+    for (let i = 0; i < 1_000 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5))
+    if (!condition()) throw new Error(`never happened: ${what}`)
+  })
 
 const assertMirrored = (root: string, name: string, content: Buffer) => {
   const path = Path.join(root, name)
@@ -221,6 +239,106 @@ describe("TransferEngine", () => {
         })
         const r = yield* h.download(h.request("a", content.length))
         assert.strictEqual(r._tag, "Parked")
+        assert.strictEqual(server.log.length, 0)
+      })
+    )
+  )
+
+  it.effect(
+    "through the API client: link requests answered 429 Retry-After 120 s three times never park the file",
+    () =>
+      withServer(64 * KiB, (server, content) =>
+        Effect.gen(function* () {
+          const wire = memoryWire((_method, _path, n) =>
+            n < 3 ? tooMany(120) : ok({ url: server.link("a"), expires_at: null })
+          )
+          const links = yield* Effect.provide(
+            Effect.service(TransferLinks),
+            transferLinksLayer.pipe(Layer.provide(clientOver(wire.layer)), Layer.orDie)
+          )
+          const h = makeHarness({ link: () => "unused", links, options: { maxAttempts: 2 } })
+          const events: Array<TransferEvent> = []
+          h.progress.subscribe((e) => events.push(e))
+          const fiber = yield* Effect.forkChild(h.download(h.request("f_1", content.length, "media/a.bin")))
+          for (let n = 1; n <= 3; n++) {
+            yield* waitFor(
+              () => events.filter((e) => e._tag === "RateLimited").length === n || events.some(countedAsFailure),
+              `rate-limit wait ${n}`
+            )
+            assert.deepStrictEqual(events.filter(countedAsFailure), [], "a 429 taken for a failed attempt")
+            yield* TestClock.adjust("120 seconds")
+          }
+          const r = yield* Fiber.join(fiber)
+          completed(r)
+          assert.strictEqual(r._tag === "Completed" ? r.attempts : 0, 1)
+          assert.deepStrictEqual(
+            wire.sent.map((x) => `${x.status} at ${x.at / 1000} s`),
+            ["429 at 0 s", "429 at 120 s", "429 at 240 s", "200 at 360 s"],
+            "one link request per Retry-After, none inside it"
+          )
+          assert.isFalse(events.some((e) => e._tag === "Parked"))
+          const got = Fs.readFileSync(Path.join(h.root, "media/a.bin"))
+          assert.isTrue(got.equals(content))
+        })
+      )
+  )
+
+  it.effect("a link answered 429 Retry-After 120 s three times: waits each time, counts no attempt, completes", () =>
+    withServer(64 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        const h = makeHarness({
+          link: (fileId, n) => (n <= 3 ? rateLimited(fileId, 120_000) : server.link("a")),
+          // Fewer attempts than 429s: a 429 counted as a failed attempt would park the file.
+          options: { maxAttempts: 2 }
+        })
+        const events: Array<TransferEvent> = []
+        h.progress.subscribe((e) => events.push(e))
+        const waits = () => events.filter((e) => e._tag === "RateLimited")
+        const fiber = yield* Effect.forkChild(h.download(h.request("a", content.length)))
+        for (let n = 1; n <= 3; n++) {
+          yield* waitFor(() => waits().length === n || events.some(countedAsFailure), `rate-limit wait ${n}`)
+          assert.deepStrictEqual(events.filter(countedAsFailure), [], "a 429 taken for a failed attempt")
+          const wait = waits()[n - 1]
+          assert.strictEqual(
+            wait?._tag === "RateLimited" ? wait.until : 0,
+            n * 120_000,
+            "waits until the service's time"
+          )
+          const waiting = h.progress.snapshot(0).files[0]
+          assert.strictEqual(waiting?.rateLimitedUntil, n * 120_000, "its progress says until when it waits")
+          assert.strictEqual(h.records.get("a")?.attempts ?? 0, 0, "no attempt counted")
+          // Not a moment before the service's time: no link request at 119 s.
+          yield* TestClock.adjust("119 seconds")
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+          assert.strictEqual(h.linkCalls.length, n)
+          yield* TestClock.adjust("1 second")
+        }
+        const r = yield* Fiber.join(fiber)
+        completed(r)
+        assert.strictEqual(r._tag === "Completed" ? r.attempts : 0, 1, "the one attempt that was sent")
+        assert.strictEqual(h.linkCalls.length, 4)
+        assert.isFalse(
+          events.some((e) => e._tag === "Parked" || e._tag === "Retrying"),
+          "never parked or retried"
+        )
+        assertMirrored(h.root, "media/a.bin", content)
+      })
+    )
+  )
+
+  it.effect("a rate limit longer than maxRateLimitWaitMs is not waited, and the file is not parked", () =>
+    withServer(64 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        const h = makeHarness({
+          link: (fileId) => rateLimited(fileId, 600_000),
+          options: { maxRateLimitWaitMs: 300_000, maxAttempts: 1 }
+        })
+        const r = yield* h.download(h.request("a", content.length))
+        assert.strictEqual(r._tag, "RateLimited")
+        assert.strictEqual(r._tag === "RateLimited" ? r.until : 0, 600_000)
+        assert.include(r._tag === "RateLimited" ? r.reason : "", "until 1970-01-01T00:10:00Z")
+        assert.strictEqual(h.records.get("a")?.attempts ?? 0, 0, "no attempt counted")
+        assert.strictEqual(h.progress.snapshot(0).overall.parked, 0)
         assert.strictEqual(server.log.length, 0)
       })
     )

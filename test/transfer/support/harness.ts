@@ -72,6 +72,8 @@ export const testOptions = (overrides: Partial<TransferOptions> = {}): TransferO
 export const makeHarness = (options: {
   /** Mints the link for a call (n counts calls from 1). */
   readonly link: (fileId: string, n: number) => string | LinkError
+  /** Links from elsewhere (e.g. the API client's link layer) instead of `link`; not counted. */
+  readonly links?: TransferLinks["Service"]
   readonly options?: Partial<TransferOptions>
   readonly fs?: TransferFsShape
   readonly records?: Map<string, TransferRecord>
@@ -99,7 +101,7 @@ export const makeHarness = (options: {
     Layer.provide([
       Layer.succeed(TransferJournal, TransferJournal.of(makeMemoryJournal(records))),
       fsLayer,
-      Layer.succeed(TransferLinks, links),
+      Layer.succeed(TransferLinks, options.links ?? links),
       Bandwidth.layer({ bandwidth_limit: options.bandwidth ?? 0, bandwidth_schedule: [] }),
       progressLayer
     ])

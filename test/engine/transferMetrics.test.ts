@@ -1,0 +1,26 @@
+/**
+ * What the daemon's metrics count from the transfer events: a file's wait for the service's
+ * rate limit is a link request held back (both rate-limit families), never a retry.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { countTransferEvent } from "../../src/engine/Daemon.ts"
+import { Metrics } from "../../src/server/Metrics.ts"
+import { parsePrometheusText, sampleValue } from "../server/promText.ts"
+
+const LINK = { operation: "POST /files/{file}/download-link" }
+
+describe("countTransferEvent", () => {
+  it.effect("a rate-limit wait counts one held-back link request and its seconds, and no retry", () =>
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      const wait = { _tag: "RateLimited", fileId: "f", name: "a.mkv", until: 120_000, delayMs: 120_000 } as const
+      yield* countTransferEvent(metrics, wait)
+      yield* countTransferEvent(metrics, { ...wait, until: 150_000, delayMs: 30_000 })
+      const families = parsePrometheusText(yield* metrics.render)
+      assert.strictEqual(sampleValue(families, "dlsync_api_rate_limit_waits_total", LINK), 2)
+      assert.strictEqual(sampleValue(families, "dlsync_api_rate_limit_wait_seconds_total", LINK), 150)
+      assert.isUndefined(sampleValue(families, "dlsync_retries_total", { operation: "download" }))
+    }).pipe(Effect.provide(Layer.fresh(Metrics.layer)))
+  )
+})
