@@ -35,6 +35,7 @@ import {
   type LocalEntry,
   type LocallyDeleted,
   type LocalStat,
+  looksLanded,
   type RemoteItem,
   remoteVersionOf
 } from "./model.ts"
@@ -64,7 +65,10 @@ export interface PlanInput {
   readonly now: Date
   /** The store holds a complete listing made with the current filters (no rebuild running). */
   readonly listingComplete: boolean
-  /** The store was lost: adopt what matches, keep the rest as conflict copies, remove nothing. */
+  /**
+   * The store was lost: adopt what matches (the remote size and the mtime dlsync sets, see
+   * `looksLanded`), keep the rest as conflict copies and fetch the remote, remove nothing.
+   */
   readonly adoptOnly: boolean
   readonly allowBigDelete: boolean
 }
@@ -444,16 +448,17 @@ class Planner {
       return
     }
     if (occupant._tag === "Foreign" && adoptOnly && occupant.stat.type === "file") {
-      if (occupant.stat.size === item.size) {
+      if (looksLanded(occupant.stat, item)) {
         this.structure.push({
           _tag: "Adopt",
           path: desired,
           item,
           stat: occupant.stat,
-          reason: "adopt-only: same path and size"
+          reason: "adopt-only: same path, size and the mtime dlsync sets"
         })
       } else {
-        this.conflictCopy(desired, item.id, occupant.stat, "adopt-only: same path, different size")
+        const differs = occupant.stat.size === item.size ? "mtime" : "size"
+        this.conflictCopy(desired, item.id, occupant.stat, `adopt-only: same path, different ${differs}`)
         this.downloads.push({ _tag: "Download", path: desired, item, replace: null, reason: "adopt-only: fetched" })
       }
       return

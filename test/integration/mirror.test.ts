@@ -133,6 +133,22 @@ describe("run --once", { timeout: 120_000 }, () => {
     assert.strictEqual(copies.length, 1)
   })
 
+  it("a lost store does not adopt a file overwritten with as many bytes: kept as a conflict copy, the remote fetched", async () => {
+    box = await sandbox()
+    seedSmallLibrary(box.emu)
+    assert.strictEqual((await box.run(["run", "--once"])).code, 0)
+    for (const suffix of ["", "-wal", "-shm"]) Fs.rmSync(Path.join(box.stateDir, `state.db${suffix}`), { force: true })
+    const mine = Buffer.alloc(40_000, "m")
+    Fs.writeFileSync(Path.join(box.root, "Movies/alpha.mkv"), mine)
+
+    const result = await box.run(["run", "--once"])
+    assert.strictEqual(result.code, 0, result.stderr)
+    assert.deepStrictEqual(contentMismatches(box.emu, box.root), [], result.stderr + result.stdout)
+    const copies = Fs.readdirSync(Path.join(box.root, "Movies")).filter((n) => n.startsWith("alpha.conflict-"))
+    assert.strictEqual(copies.length, 1, Fs.readdirSync(Path.join(box.root, "Movies")).join(", "))
+    assert.isTrue(Fs.readFileSync(Path.join(box.root, "Movies", copies[0] ?? "")).equals(mine), "the user's bytes")
+  })
+
   it("sanitizes hostile names: nothing is written outside the root", async () => {
     box = await sandbox()
     const folder = box.emu.control.addFolder({ name: "..", parentId: null })

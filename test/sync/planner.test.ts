@@ -275,18 +275,25 @@ describe("plan", () => {
 
   it("in adopt-only mode adopts what matches and keeps the rest as conflict copies", () => {
     const other = file("o", "other.mkv", "d", { size: 50 })
+    const same = file("s", "same.mkv", "d", { size: 100 })
+    const landedAt = BigInt(Date.parse(f.updatedAt)) * 1_000_000n
     const disk = new Map<string, LocalStat>([
       ["Movies", { type: "folder", size: 0, mtimeNs: 1n, ino: 10n }],
-      ["Movies/film.mkv", { type: "file", size: 100, mtimeNs: 1n, ino: 11n }],
-      ["Movies/other.mkv", { type: "file", size: 7, mtimeNs: 1n, ino: 12n }],
-      ["Movies/mine.txt", { type: "file", size: 7, mtimeNs: 1n, ino: 13n }]
+      // As the transfer engine lands it: its mtime is the remote updated_at (to within a µs).
+      ["Movies/film.mkv", { type: "file", size: 100, mtimeNs: landedAt - 1_000n, ino: 11n }],
+      ["Movies/other.mkv", { type: "file", size: 7, mtimeNs: landedAt, ino: 12n }],
+      ["Movies/mine.txt", { type: "file", size: 7, mtimeNs: 1n, ino: 13n }],
+      // Overwritten by the user with as many bytes of other content: a fresh mtime.
+      ["Movies/same.mkv", { type: "file", size: 100, mtimeNs: BigInt(NOW.getTime()) * 1_000_000n, ino: 14n }]
     ])
-    const actions = plan(input({ remote: [d, f, other], disk, adoptOnly: true }))
+    const actions = plan(input({ remote: [d, f, other, same], disk, adoptOnly: true }))
     assert.deepStrictEqual(show(actions), [
       "Adopt Movies",
       "Adopt Movies/film.mkv",
       "ConflictCopy Movies/other.mkv → Movies/other.conflict-2026-11-22.mkv",
-      "Download Movies/other.mkv"
+      "ConflictCopy Movies/same.mkv → Movies/same.conflict-2026-11-22.mkv",
+      "Download Movies/other.mkv",
+      "Download Movies/same.mkv"
     ])
   })
 
