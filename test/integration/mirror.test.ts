@@ -149,6 +149,36 @@ describe("run --once", { timeout: 120_000 }, () => {
     assert.isTrue(Fs.readFileSync(Path.join(box.root, "Movies", copies[0] ?? "")).equals(mine), "the user's bytes")
   })
 
+  it("a remote deletion inside a folder replaced by a symlink waits, and is applied once the folder is back", async () => {
+    box = await sandbox()
+    const ids = seedSmallLibrary(box.emu)
+    assert.strictEqual((await box.run(["run", "--once"])).code, 0)
+    const season = Path.join(box.root, "TV/Season 1")
+    const away = Path.join(box.dir, "season-away")
+    Fs.renameSync(season, away)
+    Fs.symlinkSync(away, season)
+    box.emu.control.remove([ids.get("TV/Season 1/e01.mkv") ?? ""])
+
+    const blocked = await box.run(["run", "--once"])
+    assert.strictEqual(blocked.code, 1, "the folder left alone is listed as not mirrored")
+    assert.match(
+      blocked.stderr,
+      /TV\/Season 1\/e01\.mkv: deleted on the remote; waits until TV\/Season 1 is a folder again/
+    )
+    assert.isTrue(Fs.existsSync(Path.join(away, "e01.mkv")), "nothing is done through the symlink")
+
+    Fs.rmSync(season)
+    Fs.renameSync(away, season)
+    const back = await box.run(["run", "--once"])
+    assert.strictEqual(back.code, 0, back.stderr)
+    assert.deepStrictEqual(snapshot(box.root), expectedTree(box.emu))
+    const trash = snapshot(Path.join(box.root, ".dlsync", "trash"))
+    assert.isTrue(
+      Object.keys(trash).some((p) => p.endsWith("TV/Season 1/e01.mkv")),
+      `the deleted file is in the trash: ${JSON.stringify(trash)}`
+    )
+  })
+
   it("sanitizes hostile names: nothing is written outside the root", async () => {
     box = await sandbox()
     const folder = box.emu.control.addFolder({ name: "..", parentId: null })

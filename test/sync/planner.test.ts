@@ -208,6 +208,30 @@ describe("plan", () => {
     assert.deepStrictEqual(plan(input({ remote: [d], ...base, adoptOnly: true })), [])
   })
 
+  it("keeps a remote deletion pending while its folder is replaced by a symlink, and applies it once the folder is back", () => {
+    const base = mirrored([
+      [d, "Movies"],
+      [f, "Movies/film.mkv"]
+    ])
+    const link: LocalStat = { type: "symlink", size: 9, mtimeNs: 1n, ino: 99n }
+    const blocked = new Map<string, LocalStat>([["Movies", link]])
+    assert.deepStrictEqual(show(plan(input({ remote: [d], ...base, disk: blocked }))), [
+      "Skip parent_blocked Movies/film.mkv",
+      "Skip occupied Movies"
+    ])
+    assert.deepStrictEqual(show(plan(input({ remote: [], ...base, disk: blocked }))), [
+      "Skip parent_blocked Movies",
+      "Skip parent_blocked Movies/film.mkv"
+    ])
+    assert.deepStrictEqual(show(plan(input({ remote: [d], ...base }))), ["Trash Movies/film.mkv"])
+    // Moved out of the folder on the remote meanwhile: not taken for a local deletion either.
+    const out = { ...f, parentId: null, updatedAt: "2026-02-01T00:00:00Z" }
+    assert.deepStrictEqual(show(plan(input({ remote: [d, out], ...base, disk: blocked }))), [
+      "Skip occupied Movies",
+      "Skip parent_blocked Movies/film.mkv"
+    ])
+  })
+
   it("holds a big delete unless allowed", () => {
     const files = Array.from({ length: 60 }, (_, i) => file(`f${i}`, `${i}.mkv`))
     const base = mirrored(files.map((x) => [x, x.name] as const))
