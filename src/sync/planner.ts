@@ -322,7 +322,7 @@ class Planner {
         else wait(describeHidden(hidden))
       } else if (entry.type === "folder") {
         if (stat.type === "folder") folders.push({ entry, stat })
-        else wait(`${entry.path} is our folder again (it is now a ${stat.type})`)
+        else wait(`${entry.path} is our folder again, or is removed (it is now a ${stat.type})`)
       } else if (isIntact(stat, entry.written)) files.push({ entry, stat })
       else forget("deleted on the remote, but changed locally: kept")
     }
@@ -703,7 +703,7 @@ const describeOccupant = (occupant: Occupant): string => {
 }
 
 const describeHidden = (hidden: { readonly path: string; readonly stat: LocalStat }): string =>
-  `${hidden.path} is a folder again (it is now a ${hidden.stat.type})`
+  `${hidden.path} is a folder again, or is removed (it is now a ${hidden.stat.type})`
 
 const sameVersion = (entry: LocalEntry, item: RemoteItem): boolean => {
   const now = remoteVersionOf(item)

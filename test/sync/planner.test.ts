@@ -224,6 +224,11 @@ describe("plan", () => {
       "Skip parent_blocked Movies/film.mkv"
     ])
     assert.deepStrictEqual(show(plan(input({ remote: [d], ...base }))), ["Trash Movies/film.mkv"])
+    // The symlink removed instead: nothing is left to wait for.
+    assert.deepStrictEqual(show(plan(input({ remote: [], ...base, disk: new Map() }))), [
+      "Forget entry Movies",
+      "Forget entry Movies/film.mkv"
+    ])
     // Moved out of the folder on the remote meanwhile: not taken for a local deletion either.
     const out = { ...f, parentId: null, updatedAt: "2026-02-01T00:00:00Z" }
     assert.deepStrictEqual(show(plan(input({ remote: [d, out], ...base, disk: blocked }))), [
