@@ -14,10 +14,12 @@
  *                  └─ a change under the root (chokidar, settled 2 s)
  *                         │
  *                         ▼
- *            catch up (one request when idle) ─► a reconcile is owed if the store changed,
- *                                                the root changed, failures are due for a
- *                                                retry, a full listing completed (listing
- *                                                mode) or a signal asked
+ *            catch up (one request when idle; in listing mode a full listing as often as its
+ *            cost allows, see sync/listingCadence.ts)
+ *                         │
+ *                         ▼
+ *            a reconcile is owed if the store changed, the root changed, failures are due
+ *            for a retry, a full listing completed (listing mode) or a signal asked
  *
  * An idle poll is one request and no disk walk.
  *
@@ -59,6 +61,13 @@ import { Metrics, type MetricsShape } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
+import {
+  fullListingInterval,
+  isFullListingDue,
+  LISTING_REQUESTS_PER_HOUR,
+  type ListingCost,
+  listingCostOf
+} from "../sync/listingCadence.ts"
 import type { LocalOpError, RootUnavailable } from "../sync/localOps.ts"
 import { DLSYNC_DIR } from "../sync/tree.ts"
 import { forEachTransferEvent, ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
@@ -74,6 +83,9 @@ export const POLL_SIGNALS = ["SIGHUP", "SIGUSR1"] as const
 
 /** A change under the root is acted on once the root has been quiet this long. */
 export const SETTLE_MS = 2_000
+
+/** Polls come every poll interval ± this fraction of it. */
+export const POLL_JITTER = 0.1
 
 /** Failed items are retried after this many poll intervals. */
 export const RETRY_FAILED_POLLS = 5
@@ -180,13 +192,21 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   yield* Effect.addFinalizer(() => notify.stopping)
 
   let lastFull = yield* Clock.currentTimeMillis
+  /** What the last full listing of this process cost; until one, estimated from the store. */
+  let listingCost: ListingCost | null = null
   /** When the last pass ended with failures; null when it had none, or a pass runs. */
   let failedAt: number | null = null
 
   const poll = Effect.fnUntraced(function* (reason: Wake): Effect.fn.Return<PollOutcome, ApiError> {
     const now = yield* Clock.currentTimeMillis
     const start = reason === "start"
-    const fullListing = start || now - lastFull >= settings.listingInterval
+    const listingEvery = fullListingInterval({
+      cost: listingCost ?? listingCostOf(yield* store.remote.count),
+      pollInterval: settings.pollInterval,
+      maxInterval: settings.listingInterval,
+      requestsPerHour: LISTING_REQUESTS_PER_HOUR
+    })
+    const fullListing = start || isFullListingDue(now - lastFull, listingEvery, settings.pollInterval, POLL_JITTER)
     const caught = yield* Effect.result(pass.catchUp({ fullListing, probeFeed: start }))
     if (caught._tag === "Failure") {
       const error = caught.failure
@@ -202,7 +222,10 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
       return "failed"
     }
     yield* caughtUp
-    if (fullListing && caught.success.mode === "listing") lastFull = now
+    if (fullListing && caught.success.mode === "listing") {
+      lastFull = now
+      listingCost = { items: yield* store.remote.count, requests: caught.success.requests }
+    }
     const remote = caught.success
     const storeChanged = remote.upserted + remote.deleted + remote.removedUnlisted > 0 || remote.listingCompleted
     const retryDue = failedAt !== null && now - failedAt >= RETRY_FAILED_POLLS * settings.pollInterval
@@ -224,7 +247,9 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
 
   return yield* runDaemonLoop<ApiError | RootUnavailable | LocalOpError>({
     wakes: wake,
-    nextPollIn: Effect.map(Random.next, (r) => Math.round(settings.pollInterval * (0.9 + 0.2 * r))),
+    nextPollIn: Effect.map(Random.next, (r) =>
+      Math.round(settings.pollInterval * (1 - POLL_JITTER + 2 * POLL_JITTER * r))
+    ),
     poll,
     reconcile
   })

@@ -29,7 +29,7 @@ import { FileProgress } from "../appstate/FileProgress.ts"
 import { Store } from "../store/Store.ts"
 import { DownloadQueue, type DownloadRequest } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
-import type { WrittenStat } from "../sync/model.ts"
+import { looksLanded, type WrittenStat } from "../sync/model.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { rateLimitedUntilText } from "../transfer/progressView.ts"
 import { partialPathFor } from "../transfer/TransferEngine.ts"
@@ -135,9 +135,7 @@ export class TransferDownloads extends Context.Service<
             entry._tag === "Some" &&
             entry.value.path === path &&
             entry.value.written === null &&
-            there.type === "file" &&
-            there.size === item.size &&
-            there.mtimeNs / 1_000_000n === BigInt(Date.parse(item.updatedAt))
+            looksLanded(there, item)
           ) {
             yield* recordLanded(request, { size: there.size, mtimeNs: there.mtimeNs, ino: there.ino })
             return null

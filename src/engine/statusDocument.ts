@@ -3,9 +3,10 @@
  * alone, so it tells the truth after a restart and while another dlsync runs.
  */
 import { DateTime, Effect } from "effect"
-import { formatSize } from "../config/units.ts"
+import { formatDuration, formatSize } from "../config/units.ts"
 import { liveLockHolder } from "../store/instanceLock.ts"
 import type { Store } from "../store/Store.ts"
+import { fullListingInterval, LISTING_REQUESTS_PER_HOUR, listingCostOf } from "../sync/listingCadence.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import { mapTree } from "../sync/tree.ts"
 import type { EngineSettingsShape } from "./EngineSettings.ts"
@@ -37,6 +38,11 @@ export interface StatusDocument {
   readonly recentProblems: ReadonlyArray<{ readonly at: string; readonly kind: string; readonly message: string }>
   /** App-state entries not yet written to the service (OAuth): the next run or the daemon writes them. */
   readonly appState: { readonly queued: number }
+  /**
+   * Listing mode: how long a remote deletion may take to reach the mirror while the daemon
+   * runs (the full-listing cadence, see sync/listingCadence.ts); null in changes mode.
+   */
+  readonly remoteDeletionsNoticedWithinSeconds: number | null
   /** "login required" from the moment the daemon's sign-in was refused until it works again. */
   readonly signIn: { readonly state: "ok" | "login required"; readonly since: string | null }
 }
@@ -115,6 +121,8 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
       .slice(-20)
       .map((e) => ({ at: e.at, kind: e.kind, message: e.path === null ? e.message : `${e.path}: ${e.message}` })),
     appState: { queued: appStateQueued },
+    remoteDeletionsNoticedWithinSeconds:
+      feed.params.mode === "listing" ? deletionLatencySeconds(remote.length, settings) : null,
     signIn: signInState(events)
   }
   return document
@@ -127,6 +135,11 @@ export const renderStatus = (doc: StatusDocument): string => {
   lines.push(`mode:            ${doc.mode.name} (${doc.mode.reason})`)
   if (doc.signIn.state === "login required") {
     lines.push(`sign-in:         LOGIN REQUIRED since ${doc.signIn.since} — run \`dlsync login\``)
+  }
+  if (doc.remoteDeletionsNoticedWithinSeconds !== null) {
+    lines.push(
+      `deletions:       remote deletions are noticed within ~${formatDuration(doc.remoteDeletionsNoticedWithinSeconds * 1000)} (by a full listing, while the daemon runs)`
+    )
   }
   lines.push(
     `listing:         ${doc.listing.complete ? "complete" : "incomplete"}${doc.listing.rebuild === null ? "" : ` (full listing under way: ${doc.listing.rebuild.reason})`}`
@@ -171,6 +184,17 @@ export const renderStatus = (doc: StatusDocument): string => {
   )
   return lines.join("\n")
 }
+
+/** The daemon's full-listing interval for an account of `items`, in seconds. */
+const deletionLatencySeconds = (items: number, settings: EngineSettingsShape): number =>
+  Math.round(
+    fullListingInterval({
+      cost: listingCostOf(items),
+      pollInterval: settings.pollInterval,
+      maxInterval: settings.listingInterval,
+      requestsPerHour: LISTING_REQUESTS_PER_HOUR
+    }) / 1000
+  )
 
 /** The sign-in state the newest sign-in event tells; "ok" when there is none. */
 const signInState = (

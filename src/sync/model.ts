@@ -134,3 +134,24 @@ export const isIntact = (stat: LocalStat, written: WrittenStat): boolean =>
 export const hasNewContent = (was: RemoteVersion, item: RemoteItem): boolean =>
   was.size !== item.size ||
   (was.updatedAt !== item.updatedAt && was.name === item.name && was.parentId === item.parentId)
+
+/**
+ * How far a landed file's mtime may lie from the remote updated_at dlsync set it to: file
+ * systems truncate times to their precision (FAT: 2 s, HFS+: 1 s, exFAT: 10 ms), so it may be
+ * up to 2 s earlier; futimes goes through a float of seconds, so a hair off either way (1 ms
+ * allowed after). A file the user wrote since has a fresh mtime, later than that.
+ */
+export const LANDED_MTIME_EARLIER_MS = 2_000
+export const LANDED_MTIME_LATER_MS = 1
+
+/**
+ * Whether a file is as dlsync lands `item`: the remote size, and the mtime the transfer
+ * engine sets on every landed file (the item's updated_at). Without a store this is all that
+ * vouches for a file's content: a same-size file the user wrote has another mtime.
+ */
+export const looksLanded = (stat: LocalStat, item: RemoteItem): boolean => {
+  const updatedMs = Date.parse(item.updatedAt)
+  if (stat.type !== "file" || stat.size !== item.size || Number.isNaN(updatedMs)) return false
+  const drift = stat.mtimeNs - BigInt(updatedMs) * 1_000_000n
+  return drift >= BigInt(-LANDED_MTIME_EARLIER_MS) * 1_000_000n && drift <= BigInt(LANDED_MTIME_LATER_MS) * 1_000_000n
+}

@@ -14,6 +14,9 @@
  *   one `Rename`, its contents follow without actions of their own.
  * - Every path in an action is relative to the root and made of sanitized components (see
  *   tree.ts), or lies under `.dlsync/`.
+ * - A path out of sight (a folder above it is now a symlink or a file) is not taken for
+ *   gone: a remote deletion or move there waits (`Skip parent_blocked`, the entry kept) and is
+ *   applied once the folder is back.
  * - Nothing is silent: whatever is left undone gets a `Skip` with a code and a reason.
  *
  * Order of the returned actions, which the executor keeps:
@@ -35,6 +38,7 @@ import {
   type LocalEntry,
   type LocallyDeleted,
   type LocalStat,
+  looksLanded,
   type RemoteItem,
   remoteVersionOf
 } from "./model.ts"
@@ -64,7 +68,10 @@ export interface PlanInput {
   readonly now: Date
   /** The store holds a complete listing made with the current filters (no rebuild running). */
   readonly listingComplete: boolean
-  /** The store was lost: adopt what matches, keep the rest as conflict copies, remove nothing. */
+  /**
+   * The store was lost: adopt what matches (the remote size and the mtime dlsync sets, see
+   * `looksLanded`), keep the rest as conflict copies and fetch the remote, remove nothing.
+   */
   readonly adoptOnly: boolean
   readonly allowBigDelete: boolean
 }
@@ -305,11 +312,19 @@ class Planner {
       const stat = this.disk.get(this.key(entry.path))
       const forget = (reason: string) =>
         this.forgets.push({ _tag: "Forget", what: "entry", path: entry.path, remoteId: entry.remoteId, reason })
+      // A deletion that cannot be applied now (its path is out of sight behind a symlink, or
+      // our folder is replaced) keeps its entry: it is applied once the path is back.
+      const wait = (why: string) =>
+        this.skip("parent_blocked", entry.path, entry.remoteId, `deleted on the remote; waits until ${why}`)
       if (config.onRemoteDelete === "keep") forget("deleted on the remote; kept (on_remote_delete = keep)")
-      else if (entry.written === null || stat === undefined) forget("deleted on the remote; nothing left on disk")
-      else if (entry.type === "folder") {
+      else if (entry.written === null) forget("deleted on the remote; nothing left on disk")
+      else if (stat === undefined) {
+        const hidden = this.hiddenBy(entry.path)
+        if (hidden === null) forget("deleted on the remote; nothing left on disk")
+        else wait(describeHidden(hidden))
+      } else if (entry.type === "folder") {
         if (stat.type === "folder") folders.push({ entry, stat })
-        else forget("deleted on the remote; the path no longer holds our folder: kept")
+        else wait(`${entry.path} is our folder again, or is removed (it is now a ${stat.type})`)
       } else if (isIntact(stat, entry.written)) files.push({ entry, stat })
       else forget("deleted on the remote, but changed locally: kept")
     }
@@ -354,6 +369,10 @@ class Planner {
     if (entry !== undefined && entry.written !== null) {
       const stat = this.disk.get(this.key(entry.path))
       const current = this.forward(entry.path)
+      if (stat === undefined && this.waitForHidden(entry, item)) {
+        this.blocked.set(item.id, "blocked")
+        return
+      }
       if (stat === undefined) {
         if (respect) {
           this.markDeleted(current, item.id, "folder deleted locally; kept deleted (on_local_delete = respect)")
@@ -387,6 +406,7 @@ class Planner {
     if (entry !== undefined && entry.written !== null) {
       const stat = this.disk.get(this.key(entry.path))
       const current = this.forward(entry.path)
+      if (stat === undefined && this.waitForHidden(entry, item)) return
       if (stat === undefined) {
         if (respect) this.markDeleted(current, item.id, "deleted locally; kept deleted (on_local_delete = respect)")
         else if (item.locked) this.skip("locked", desired, item.id, "deleted locally; locked on the remote")
@@ -446,21 +466,45 @@ class Planner {
       return
     }
     if (occupant._tag === "Foreign" && adoptOnly && occupant.stat.type === "file") {
-      if (occupant.stat.size === item.size) {
+      if (looksLanded(occupant.stat, item)) {
         this.structure.push({
           _tag: "Adopt",
           path: desired,
           item,
           stat: occupant.stat,
-          reason: "adopt-only: same path and size"
+          reason: "adopt-only: same path, size and the mtime dlsync sets"
         })
       } else {
-        this.conflictCopy(desired, item.id, occupant.stat, "adopt-only: same path, different size")
+        const differs = occupant.stat.size === item.size ? "mtime" : "size"
+        this.conflictCopy(desired, item.id, occupant.stat, `adopt-only: same path, different ${differs}`)
         this.downloads.push({ _tag: "Download", path: desired, item, replace: null, reason: "adopt-only: fetched" })
       }
       return
     }
     this.skip("occupied", desired, item.id, describeOccupant(occupant))
+  }
+
+  /**
+   * The nearest folder above `path` that the disk shows as something else (a symlink, a
+   * file): what lies below it is out of sight, not known to be gone. Null when every folder
+   * above is a folder, or one is missing (then the path is really gone).
+   */
+  hiddenBy(path: string): { readonly path: string; readonly stat: LocalStat } | null {
+    for (let slash = path.indexOf("/"); slash >= 0; slash = path.indexOf("/", slash + 1)) {
+      const ancestor = path.slice(0, slash)
+      const stat = this.disk.get(this.key(ancestor))
+      if (stat === undefined) return null
+      if (stat.type !== "folder") return { path: ancestor, stat }
+    }
+    return null
+  }
+
+  /** Skips an entry whose path is out of sight (see `hiddenBy`) rather than take it as deleted locally. */
+  waitForHidden(entry: LocalEntry, item: RemoteItem): boolean {
+    const hidden = this.hiddenBy(entry.path)
+    if (hidden === null) return false
+    this.skip("parent_blocked", entry.path, item.id, `out of sight: waits until ${describeHidden(hidden)}`)
+    return true
   }
 
   /** Children of a blocked folder are skipped (or marked deleted along with it). */
@@ -659,6 +703,9 @@ const describeOccupant = (occupant: Occupant): string => {
       return "free"
   }
 }
+
+const describeHidden = (hidden: { readonly path: string; readonly stat: LocalStat }): string =>
+  `${hidden.path} is a folder again, or is removed (it is now a ${hidden.stat.type})`
 
 const sameVersion = (entry: LocalEntry, item: RemoteItem): boolean => {
   const now = remoteVersionOf(item)

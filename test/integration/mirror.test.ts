@@ -133,6 +133,52 @@ describe("run --once", { timeout: 120_000 }, () => {
     assert.strictEqual(copies.length, 1)
   })
 
+  it("a lost store does not adopt a file overwritten with as many bytes: kept as a conflict copy, the remote fetched", async () => {
+    box = await sandbox()
+    seedSmallLibrary(box.emu)
+    assert.strictEqual((await box.run(["run", "--once"])).code, 0)
+    for (const suffix of ["", "-wal", "-shm"]) Fs.rmSync(Path.join(box.stateDir, `state.db${suffix}`), { force: true })
+    const mine = Buffer.alloc(40_000, "m")
+    Fs.writeFileSync(Path.join(box.root, "Movies/alpha.mkv"), mine)
+
+    const result = await box.run(["run", "--once"])
+    assert.strictEqual(result.code, 0, result.stderr)
+    assert.deepStrictEqual(contentMismatches(box.emu, box.root), [], result.stderr + result.stdout)
+    const copies = Fs.readdirSync(Path.join(box.root, "Movies")).filter((n) => n.startsWith("alpha.conflict-"))
+    assert.strictEqual(copies.length, 1, Fs.readdirSync(Path.join(box.root, "Movies")).join(", "))
+    assert.isTrue(Fs.readFileSync(Path.join(box.root, "Movies", copies[0] ?? "")).equals(mine), "the user's bytes")
+  })
+
+  it("a remote deletion inside a folder replaced by a symlink waits, and is applied once the folder is back", async () => {
+    box = await sandbox()
+    const ids = seedSmallLibrary(box.emu)
+    assert.strictEqual((await box.run(["run", "--once"])).code, 0)
+    const season = Path.join(box.root, "TV/Season 1")
+    const away = Path.join(box.dir, "season-away")
+    Fs.renameSync(season, away)
+    Fs.symlinkSync(away, season)
+    box.emu.control.remove([ids.get("TV/Season 1/e01.mkv") ?? ""])
+
+    const blocked = await box.run(["run", "--once"])
+    assert.strictEqual(blocked.code, 1, "the folder left alone is listed as not mirrored")
+    assert.match(
+      blocked.stderr,
+      /TV\/Season 1\/e01\.mkv: deleted on the remote; waits until TV\/Season 1 is a folder again/
+    )
+    assert.isTrue(Fs.existsSync(Path.join(away, "e01.mkv")), "nothing is done through the symlink")
+
+    Fs.rmSync(season)
+    Fs.renameSync(away, season)
+    const back = await box.run(["run", "--once"])
+    assert.strictEqual(back.code, 0, back.stderr)
+    assert.deepStrictEqual(snapshot(box.root), expectedTree(box.emu))
+    const trash = snapshot(Path.join(box.root, ".dlsync", "trash"))
+    assert.isTrue(
+      Object.keys(trash).some((p) => p.endsWith("TV/Season 1/e01.mkv")),
+      `the deleted file is in the trash: ${JSON.stringify(trash)}`
+    )
+  })
+
   it("sanitizes hostile names: nothing is written outside the root", async () => {
     box = await sandbox()
     const folder = box.emu.control.addFolder({ name: "..", parentId: null })

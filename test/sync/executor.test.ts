@@ -1,7 +1,7 @@
 /**
  * A pass end to end on real disk: scan → plan → execute, with the real Store (SQLite in a
  * temp state dir), the real LocalOps (a temp root) and a download queue that lands files at
- * once through LocalOps.land, as the transfer engine does.
+ * once through LocalOps.land, with the remote updated_at as mtime, as the transfer engine does.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -37,6 +37,8 @@ const setup = () => {
             const partial = Path.join(root, ".dlsync", "partial", request.action.item.id)
             Fs.mkdirSync(Path.dirname(partial), { recursive: true })
             Fs.writeFileSync(partial, "x".repeat(request.action.item.size))
+            const mtime = new Date(request.action.item.updatedAt)
+            Fs.utimesSync(partial, mtime, mtime)
             const landed = yield* Effect.result(ops.land(partial, request.action.path, request.action.replace))
             if (landed._tag === "Success") yield* request.landed(landed.success)
             else yield* request.failed(landed.failure.message)

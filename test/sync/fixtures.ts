@@ -22,11 +22,14 @@ export const item = (fields: Partial<RemoteItem> & Pick<RemoteItem, "id" | "name
   ...fields
 })
 
-/** The lstat of a file dlsync wrote for `item` (ino derived from the id so tests stay readable). */
+/**
+ * The lstat of a file dlsync wrote for `item`: its updated_at as mtime, as the transfer engine
+ * sets it (ino derived from the id so tests stay readable).
+ */
 export const statOf = (remote: RemoteItem, ino = inoOf(remote.id)): LocalStat => ({
   type: remote.type === "folder" ? "folder" : "file",
   size: remote.type === "folder" ? 0 : remote.size,
-  mtimeNs: 1_700_000_000_000_000_000n,
+  mtimeNs: BigInt(Date.parse(remote.updatedAt)) * 1_000_000n,
   ino
 })
 

@@ -332,6 +332,33 @@ describe("plan (properties)", () => {
     )
   })
 
+  it("after a lost store, a file overwritten with as many bytes is kept as a conflict copy, never adopted", () => {
+    fc.assert(
+      fc.property(history, fc.nat(), ({ initial, changes, caseInsensitive }, pick) => {
+        const { before } = play(initial, changes)
+        const sim = new Sim({ caseInsensitive })
+        sim.apply(planFor(sim, before, caseInsensitive))
+        const files = [...sim.disk].filter(([p, f]) => f.type === "file" && !isOwn(p))
+        const lost = new Sim({ caseInsensitive })
+        for (const [p, f] of sim.disk) lost.disk.set(p, f)
+        const target = files[pick % Math.max(files.length, 1)]
+        // Same size, other bytes, a fresh mtime and inode: what an editor saving in place leaves.
+        if (target !== undefined) lost.userWrite(target[0], "u".repeat(target[1].size))
+        const adopt = planFor(lost, before, caseInsensitive, { adoptOnly: true })
+        lost.apply(adopt)
+        if (target !== undefined) {
+          const kept = [...lost.disk.values()].some((f) => f.content === `user:${"u".repeat(target[1].size)}`)
+          assert.isTrue(kept, "the user's bytes are kept")
+        }
+        for (const entry of lost.localEntries()) {
+          if (entry.type !== "file") continue
+          assert.match(lost.get(entry.path)?.content ?? "", /^remote:/, `${entry.path} is recorded synced`)
+        }
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
   it("a pass cut short at any action (a crash) is finished by the next pass", () => {
     fc.assert(
       fc.property(history, fc.nat(), ({ initial, changes, caseInsensitive }, cut) => {

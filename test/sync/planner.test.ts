@@ -244,6 +244,35 @@ describe("plan", () => {
     assert.deepStrictEqual(plan(input({ remote: [d], ...base, adoptOnly: true })), [])
   })
 
+  it("keeps a remote deletion pending while its folder is replaced by a symlink, and applies it once the folder is back", () => {
+    const base = mirrored([
+      [d, "Movies"],
+      [f, "Movies/film.mkv"]
+    ])
+    const link: LocalStat = { type: "symlink", size: 9, mtimeNs: 1n, ino: 99n }
+    const blocked = new Map<string, LocalStat>([["Movies", link]])
+    assert.deepStrictEqual(show(plan(input({ remote: [d], ...base, disk: blocked }))), [
+      "Skip parent_blocked Movies/film.mkv",
+      "Skip occupied Movies"
+    ])
+    assert.deepStrictEqual(show(plan(input({ remote: [], ...base, disk: blocked }))), [
+      "Skip parent_blocked Movies",
+      "Skip parent_blocked Movies/film.mkv"
+    ])
+    assert.deepStrictEqual(show(plan(input({ remote: [d], ...base }))), ["Trash Movies/film.mkv"])
+    // The symlink removed instead: nothing is left to wait for.
+    assert.deepStrictEqual(show(plan(input({ remote: [], ...base, disk: new Map() }))), [
+      "Forget entry Movies",
+      "Forget entry Movies/film.mkv"
+    ])
+    // Moved out of the folder on the remote meanwhile: not taken for a local deletion either.
+    const out = { ...f, parentId: null, updatedAt: "2026-02-01T00:00:00Z" }
+    assert.deepStrictEqual(show(plan(input({ remote: [d, out], ...base, disk: blocked }))), [
+      "Skip occupied Movies",
+      "Skip parent_blocked Movies/film.mkv"
+    ])
+  })
+
   it("holds a big delete unless allowed", () => {
     const files = Array.from({ length: 60 }, (_, i) => file(`f${i}`, `${i}.mkv`))
     const base = mirrored(files.map((x) => [x, x.name] as const))
@@ -311,18 +340,25 @@ describe("plan", () => {
 
   it("in adopt-only mode adopts what matches and keeps the rest as conflict copies", () => {
     const other = file("o", "other.mkv", "d", { size: 50 })
+    const same = file("s", "same.mkv", "d", { size: 100 })
+    const landedAt = BigInt(Date.parse(f.updatedAt)) * 1_000_000n
     const disk = new Map<string, LocalStat>([
       ["Movies", { type: "folder", size: 0, mtimeNs: 1n, ino: 10n }],
-      ["Movies/film.mkv", { type: "file", size: 100, mtimeNs: 1n, ino: 11n }],
-      ["Movies/other.mkv", { type: "file", size: 7, mtimeNs: 1n, ino: 12n }],
-      ["Movies/mine.txt", { type: "file", size: 7, mtimeNs: 1n, ino: 13n }]
+      // As the transfer engine lands it: its mtime is the remote updated_at (to within a µs).
+      ["Movies/film.mkv", { type: "file", size: 100, mtimeNs: landedAt - 1_000n, ino: 11n }],
+      ["Movies/other.mkv", { type: "file", size: 7, mtimeNs: landedAt, ino: 12n }],
+      ["Movies/mine.txt", { type: "file", size: 7, mtimeNs: 1n, ino: 13n }],
+      // Overwritten by the user with as many bytes of other content: a fresh mtime.
+      ["Movies/same.mkv", { type: "file", size: 100, mtimeNs: BigInt(NOW.getTime()) * 1_000_000n, ino: 14n }]
     ])
-    const actions = plan(input({ remote: [d, f, other], disk, adoptOnly: true }))
+    const actions = plan(input({ remote: [d, f, other, same], disk, adoptOnly: true }))
     assert.deepStrictEqual(show(actions), [
       "Adopt Movies",
       "Adopt Movies/film.mkv",
       "ConflictCopy Movies/other.mkv → Movies/other.conflict-2026-11-22.mkv",
-      "Download Movies/other.mkv"
+      "ConflictCopy Movies/same.mkv → Movies/same.conflict-2026-11-22.mkv",
+      "Download Movies/other.mkv",
+      "Download Movies/same.mkv"
     ])
   })
 

@@ -92,7 +92,7 @@ export class Sim {
         const current = this.get(a.path)
         if (a.replace === null) this.mustBeAbsent(a.path, a)
         else if (current === undefined || !same(current, a.replace)) throw fail("replace target changed", a)
-        const stat = this.fresh("file", a.item.size, contentOf(a.item))
+        const stat = this.landed(a.item)
         this.disk.delete(this.find(a.path) ?? a.path)
         this.disk.set(a.path, stat)
         this.putEntry(a.path, a.item, stat)
@@ -212,6 +212,13 @@ export class Sim {
 
   private mustBeAbsent(path: string, a: Action): void {
     if (this.find(path) !== undefined) throw fail(`${path} exists`, a)
+  }
+
+  /** A file as the transfer engine lands it: the remote size, the remote updated_at as mtime. */
+  private landed(item: RemoteItem): SimFile {
+    this.inode += 1n
+    const mtimeNs = BigInt(Date.parse(item.updatedAt)) * 1_000_000n
+    return { type: "file", size: item.size, mtimeNs, ino: this.inode, content: contentOf(item) }
   }
 
   private fresh(type: LocalStat["type"], size: number, content: string): SimFile {
