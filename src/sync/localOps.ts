@@ -15,6 +15,7 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Context, Effect, Layer, Schema } from "effect"
+import { fsyncDirSync } from "../fs/fsyncDir.ts"
 import type { LocalStat } from "./model.ts"
 import { withInfix } from "./names.ts"
 import { DLSYNC_DIR } from "./tree.ts"
@@ -186,8 +187,8 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
         Fs.renameSync(from, to)
       }
     } else Fs.renameSync(from, to)
-    fsyncDir(NodePath.dirname(from))
-    fsyncDir(NodePath.dirname(to))
+    fsyncDirSync(NodePath.dirname(from))
+    fsyncDirSync(NodePath.dirname(to))
   }
 
   const run = <A>(rel: string, f: () => A): Effect.Effect<A, LocalOpError> =>
@@ -215,7 +216,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
             flag: "wx",
             mode: 0o644
           })
-          fsyncDir(NodePath.dirname(full))
+          fsyncDirSync(NodePath.dirname(full))
         })
       }),
     mkdirp: (rel) =>
@@ -225,7 +226,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
         const st = lstatOrUndefined(full)
         if (st === undefined) {
           Fs.mkdirSync(full)
-          fsyncDir(NodePath.dirname(full))
+          fsyncDirSync(NodePath.dirname(full))
         } else if (st.isSymbolicLink()) throw opError(rel, "symlink", "is a symlink: not followed")
         else if (!st.isDirectory()) throw opError(rel, "exists", "a file is there, not a folder")
         return toLocalStat(Fs.lstatSync(full, { bigint: true }))
@@ -254,7 +255,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
           expect(toRel, to, replace)
           Fs.renameSync(from, to)
         }
-        fsyncDir(NodePath.dirname(to))
+        fsyncDirSync(NodePath.dirname(to))
         return toLocalStat(Fs.lstatSync(to, { bigint: true }))
       }),
     trash: (rel, expected, date) =>
@@ -276,7 +277,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
         checkAncestors(rel, false)
         expect(rel, full, expected)
         Fs.unlinkSync(full)
-        fsyncDir(NodePath.dirname(full))
+        fsyncDirSync(NodePath.dirname(full))
       }),
     removeFolderIfEmpty: (rel, expected) =>
       run(rel, () => {
@@ -289,7 +290,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
           if (errnoOf(e) === "ENOTEMPTY" || errnoOf(e) === "EEXIST") return false
           throw e
         }
-        fsyncDir(NodePath.dirname(full))
+        fsyncDirSync(NodePath.dirname(full))
         return true
       }),
     purgeTrash: (today, days) =>
@@ -308,7 +309,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
           Fs.rmSync(NodePath.join(dir, name), { recursive: true, force: true })
           purged.push(`${TRASH_DIR}/${name}`)
         }
-        if (purged.length > 0) fsyncDir(dir)
+        if (purged.length > 0) fsyncDirSync(dir)
         return purged
       })
   }
@@ -336,19 +337,6 @@ const lstatOrUndefined = (full: string, follow = false): Fs.BigIntStats | undefi
   } catch (e) {
     if (errnoOf(e) === "ENOENT" || errnoOf(e) === "ENOTDIR") return undefined
     throw e
-  }
-}
-
-const fsyncDir = (dir: string): void => {
-  let fd: number | undefined
-  try {
-    fd = Fs.openSync(dir, "r")
-    Fs.fsyncSync(fd)
-  } catch (e) {
-    // Some file systems (SMB, some FUSE) cannot fsync a directory; the rename still happened.
-    if (!["EINVAL", "EISDIR", "EPERM", "ENOTSUP", "EBADF"].includes(errnoOf(e) ?? "")) throw e
-  } finally {
-    if (fd !== undefined) Fs.closeSync(fd)
   }
 }
 
