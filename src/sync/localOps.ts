@@ -176,17 +176,9 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
     const existing = lstatOrUndefined(to)
     // A case-only rename on a case-insensitive root finds the source itself at the target.
     const sameFile = existing !== undefined && existing.ino === expected.ino
-    if (existing !== undefined && !sameFile) throw opError(toRel, "exists", "something is already there: not replaced")
-    if (expected.type === "file" && !sameFile) {
-      try {
-        Fs.linkSync(from, to)
-        unlinkOrUndo(from, to)
-      } catch (e) {
-        if (errnoOf(e) === "EEXIST") throw opError(toRel, "exists", "something is already there: not replaced")
-        if (!LINK_UNSUPPORTED.has(errnoOf(e) ?? "")) throw e
-        Fs.renameSync(from, to)
-      }
-    } else Fs.renameSync(from, to)
+    if (existing !== undefined && !sameFile) throw alreadyThere(toRel)
+    if (expected.type === "file" && !sameFile) moveFileNoReplace(from, to, toRel)
+    else Fs.renameSync(from, to)
     fsyncDirSync(NodePath.dirname(from))
     fsyncDirSync(NodePath.dirname(to))
   }
@@ -240,18 +232,8 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
           throw opError(toRel, "outside_root", `${from} is not under .dlsync/partial`)
         }
         checkAncestors(toRel, false)
-        if (replace === null) {
-          try {
-            Fs.linkSync(from, to)
-            unlinkOrUndo(from, to)
-          } catch (e) {
-            if (errnoOf(e) === "EEXIST") throw opError(toRel, "exists", "something is already there: not replaced")
-            if (!LINK_UNSUPPORTED.has(errnoOf(e) ?? "")) throw e
-            if (lstatOrUndefined(to) !== undefined)
-              throw opError(toRel, "exists", "something is already there: not replaced")
-            Fs.renameSync(from, to)
-          }
-        } else {
+        if (replace === null) moveFileNoReplace(from, to, toRel)
+        else {
           expect(toRel, to, replace)
           Fs.renameSync(from, to)
         }
@@ -317,6 +299,25 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
 
 /** Link errors that mean "this file system has no hard links": fall back to a checked rename. */
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"])
+
+/**
+ * Moves the file `from` to `to` without ever replacing what is at `to`: a hard link (which
+ * fails on an existing target) and an unlink of the source. Where the file system has no
+ * hard links, a rename once a fresh lstat finds `to` free (the window is the lstat's alone).
+ */
+const moveFileNoReplace = (from: string, to: string, toRel: string): void => {
+  try {
+    Fs.linkSync(from, to)
+    unlinkOrUndo(from, to)
+  } catch (e) {
+    if (errnoOf(e) === "EEXIST") throw alreadyThere(toRel)
+    if (!LINK_UNSUPPORTED.has(errnoOf(e) ?? "")) throw e
+    if (lstatOrUndefined(to) !== undefined) throw alreadyThere(toRel)
+    Fs.renameSync(from, to)
+  }
+}
+
+const alreadyThere = (rel: string) => opError(rel, "exists", "something is already there: not replaced")
 
 /** Second half of a link-then-unlink move; if the unlink fails, the new link is taken back. */
 const unlinkOrUndo = (from: string, to: string): void => {
