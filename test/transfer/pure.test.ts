@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import { backoffDelay } from "../../src/pacing/backoff.ts"
+import { fullBucket, take } from "../../src/pacing/tokenBucket.ts"
 import { makeRateLimiter } from "../../src/transfer/Bandwidth.ts"
 import { makeDirSyncer } from "../../src/transfer/dirSyncer.ts"
 import {
@@ -13,7 +14,6 @@ import {
 } from "../../src/transfer/segments.ts"
 import { partialPathFor } from "../../src/transfer/TransferEngine.ts"
 import { linkUsable } from "../../src/transfer/TransferLinks.ts"
-import { fullBucket, take } from "../../src/transfer/tokenBucket.ts"
 
 /** Segments exactly cover [0, size) without overlap. */
 const covers = (segments: ReadonlyArray<Segment>, size: number): boolean => {
