@@ -10,6 +10,7 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { errnoCode } from "../fs/errno.ts"
 import { fsyncDirSync } from "../fs/fsyncDir.ts"
 
 /** Replaces `file` with `data` durably (see the invariants above). Throws on I/O failure. */
@@ -59,13 +60,6 @@ export const readFileIfExists = (file: string): string | undefined => {
     throw e
   }
 }
-
-/** The errno code of a Node error (`ENOENT`, `EEXIST`, …), if any. */
-export const errnoCode = (e: unknown): string | undefined =>
-  e instanceof Error && "code" in e && typeof e.code === "string" ? e.code : undefined
-
-/** A short description of a thrown value, for error messages. */
-export const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 // ---------------------------------------------------------------------------------------
 

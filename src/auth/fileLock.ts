@@ -14,9 +14,9 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Duration, Effect } from "effect"
+import { describeError, errnoCode } from "../fs/errno.ts"
 import { type LockHolder, otherHolderRunning, processStartTime } from "../store/lockHolder.ts"
 import { TokenStoreError } from "./AuthError.ts"
-import { describeError, errnoCode } from "./atomicFile.ts"
 
 export interface FileLockOptions {
   /** How often a waiting process looks again. */

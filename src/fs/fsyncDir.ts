@@ -10,13 +10,13 @@
  * Any other error (EIO, ENOENT…) still throws.
  */
 import * as Fs from "node:fs"
+import { errnoCode } from "./errno.ts"
 
 /** Errors that mean "this file system cannot fsync a directory". */
 const DIR_SYNC_UNSUPPORTED = new Set(["EINVAL", "ENOTSUP", "EOPNOTSUPP", "EISDIR", "EPERM", "EBADF"])
 
 /** True for a failure that only says the file system cannot sync directories. */
-export const isDirSyncUnsupported = (e: unknown): boolean =>
-  e instanceof Error && "code" in e && typeof e.code === "string" && DIR_SYNC_UNSUPPORTED.has(e.code)
+export const isDirSyncUnsupported = (e: unknown): boolean => DIR_SYNC_UNSUPPORTED.has(errnoCode(e) ?? "")
 
 /** Blocking form, for the synchronous callers (atomic small files, local operations). */
 export const fsyncDirSync = (dir: string): void => {

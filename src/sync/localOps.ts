@@ -15,6 +15,7 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Context, Effect, Layer, Schema } from "effect"
+import { describeError, errnoCode } from "../fs/errno.ts"
 import { fsyncDirSync } from "../fs/fsyncDir.ts"
 import type { LocalStat } from "./model.ts"
 import { withInfix } from "./names.ts"
@@ -269,7 +270,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
         try {
           Fs.rmdirSync(full)
         } catch (e) {
-          if (errnoOf(e) === "ENOTEMPTY" || errnoOf(e) === "EEXIST") return false
+          if (errnoCode(e) === "ENOTEMPTY" || errnoCode(e) === "EEXIST") return false
           throw e
         }
         fsyncDirSync(NodePath.dirname(full))
@@ -310,8 +311,8 @@ const moveFileNoReplace = (from: string, to: string, toRel: string): void => {
     Fs.linkSync(from, to)
     unlinkOrUndo(from, to)
   } catch (e) {
-    if (errnoOf(e) === "EEXIST") throw alreadyThere(toRel)
-    if (!LINK_UNSUPPORTED.has(errnoOf(e) ?? "")) throw e
+    if (errnoCode(e) === "EEXIST") throw alreadyThere(toRel)
+    if (!LINK_UNSUPPORTED.has(errnoCode(e) ?? "")) throw e
     if (lstatOrUndefined(to) !== undefined) throw alreadyThere(toRel)
     Fs.renameSync(from, to)
   }
@@ -336,15 +337,10 @@ const lstatOrUndefined = (full: string, follow = false): Fs.BigIntStats | undefi
   try {
     return follow ? Fs.statSync(full, { bigint: true }) : Fs.lstatSync(full, { bigint: true })
   } catch (e) {
-    if (errnoOf(e) === "ENOENT" || errnoOf(e) === "ENOTDIR") return undefined
+    if (errnoCode(e) === "ENOENT" || errnoCode(e) === "ENOTDIR") return undefined
     throw e
   }
 }
-
-const errnoOf = (e: unknown): string | undefined =>
-  e instanceof Error && "code" in e && typeof e.code === "string" ? e.code : undefined
-
-const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 const describeStat = (s: LocalStat): string =>
   s.type === "file" ? `file of ${s.size} bytes, mtime ${s.mtimeNs}, inode ${s.ino}` : `${s.type}, inode ${s.ino}`
