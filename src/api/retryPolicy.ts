@@ -3,7 +3,7 @@
  * passes the clock reading and a random number, so every decision is reproducible.
  *
  * Retried: 429 (honouring Retry-After), 408, 425, 5xx and connection failures, with
- * exponential backoff and full jitter. Which requests may be sent twice is decided per
+ * exponential backoff and full jitter (pacing/backoff.ts). Which requests may be sent twice is decided per
  * operation (`Idempotency`):
  *
  * | operation                                   | class      | why                                        |
@@ -28,6 +28,7 @@
  */
 import { DateTime, Result } from "effect"
 import { Headers } from "effect/http"
+import { backoffDelay } from "../pacing/backoff.ts"
 import type { ApiErrorReason } from "./ApiError.ts"
 
 /** First backoff ceiling; full jitter draws the wait from [0, ceiling). */
@@ -78,15 +79,6 @@ export const parseRetryAfter = (header: string | undefined, nowMs: number): numb
 }
 
 /**
- * Full-jitter exponential backoff before retry number `retry` (1 for the first retry):
- * a wait drawn uniformly from [0, min(max, base · 2^(retry-1))). `random` is in [0, 1).
- */
-export const backoffDelay = (retry: number, random: number, schedule: RetrySchedule = DEFAULT_RETRY_SCHEDULE) => {
-  const ceiling = Math.min(schedule.maxDelayMs, schedule.baseDelayMs * 2 ** Math.max(0, retry - 1))
-  return Math.floor(Math.min(Math.max(random, 0), 1) * ceiling)
-}
-
-/**
  * Decides whether to send again after `attempts` attempts ended in `failure`. Returns the
  * wait in milliseconds, or `undefined` to give up and surface the failure.
  */
@@ -102,7 +94,7 @@ export const retryDelay = (input: {
   const failure = input.failure
   const mayResend = input.idempotency === "idempotent" || (failure._tag === "Transport" && failure.neverSent)
   if (!mayResend) return undefined
-  const backoff = backoffDelay(input.attempts, input.random, schedule)
+  const backoff = backoffDelay(input.attempts, input.random, schedule.baseDelayMs, schedule.maxDelayMs)
   switch (failure._tag) {
     case "Transport":
     case "Server":

@@ -20,11 +20,12 @@
  *   The client's own retries are off here, so every 429 reaches the budget.
  * - On shutdown, held progress moves to the outbox (local, no network).
  */
-import { Clock, Context, Duration, Effect, Layer, Queue, Ref, Semaphore } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Queue, Random, Ref, Semaphore } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import type { ApiError } from "../api/ApiError.ts"
 import { ApiHttpSettings } from "../api/ApiHttp.ts"
 import type { FileId, Json } from "../api/schemas/common.ts"
+import { backoffDelay } from "../pacing/backoff.ts"
 import { AppStateOutbox, type OutboxItem } from "./AppStateOutbox.ts"
 import { type Coalescer, due, emptyCoalescer, nextDueAt, offer } from "./coalesce.ts"
 import { mergeProgress } from "./mergeProgress.ts"
@@ -37,7 +38,7 @@ export const DEFAULT_MAX_REQUESTS_PER_MINUTE = 300
 export const BATCH_SIZE = 50
 /** 412s in a row on one file before it waits for the next pass. */
 export const MAX_PRECONDITION_RETRIES = 5
-/** Backoff after 5xx or transport failures: doubles from the first to the last. */
+/** Backoff after 5xx or transport failures (pacing/backoff.ts): the window doubles from first to max. */
 export const TRANSIENT_BACKOFF_MS = { first: 5_000, max: 5 * 60_000 } as const
 /** Wait while the service refuses the credential (login required, missing scope). */
 export const AUTH_BACKOFF_MS = 60_000
@@ -170,10 +171,8 @@ const makeWriter = Effect.fnUntraced(function* (options: AppStateWriterOptions) 
       case "Protocol": {
         const n = yield* Ref.getAndUpdate(failuresInARow, (k) => k + 1)
         yield* log("app state: write failed; will retry")
-        return {
-          _tag: "Later",
-          afterMs: Math.min(TRANSIENT_BACKOFF_MS.max, TRANSIENT_BACKOFF_MS.first * 2 ** Math.min(n, 10))
-        } satisfies Outcome
+        const afterMs = backoffDelay(n + 1, yield* Random.next, TRANSIENT_BACKOFF_MS.first, TRANSIENT_BACKOFF_MS.max)
+        return { _tag: "Later", afterMs } satisfies Outcome
       }
       default:
         yield* log("app state: the service refused the entry; dropping it")

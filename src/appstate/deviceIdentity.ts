@@ -8,7 +8,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { Effect } from "effect"
-import { errnoCode, readFileIfExists } from "../auth/atomicFile.ts"
+import { readFileIfExists } from "../auth/atomicFile.ts"
+import { errnoCode } from "../fs/errno.ts"
 
 export const DEVICE_ID_FILE = "device-id"
 

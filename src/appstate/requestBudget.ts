@@ -1,9 +1,11 @@
 /**
- * The app-state request budget (pure): a token bucket of requests per minute, so this
- * device stays under `app_state.max_requests_per_minute` (the service allows 1,200 per
- * user and app across all devices). A 429 pauses all requests for its Retry-After and
- * halves the rate for `REDUCED_FOR_MS`; a quiet period restores the configured rate.
+ * The app-state request budget (pure): a token bucket (pacing/tokenBucket.ts) of requests
+ * per minute, so this device stays under `app_state.max_requests_per_minute` (the service
+ * allows 1,200 per user and app across all devices). A 429 pauses all requests for its
+ * Retry-After and halves the rate for `REDUCED_FOR_MS`; a quiet period restores the
+ * configured rate.
  */
+import { type TokenBucket, takeIfAvailable } from "../pacing/tokenBucket.ts"
 
 /** How long a halved rate lasts after the last 429. */
 export const REDUCED_FOR_MS = 5 * 60_000
@@ -12,11 +14,8 @@ export const DEFAULT_RETRY_AFTER_MS = 60_000
 /** The rate never drops below this many requests per minute. */
 export const MIN_RATE_PER_MINUTE = 6
 
-export interface RequestBudget {
-  /** Requests available now (may be fractional). */
-  readonly tokens: number
-  /** When `tokens` was last brought up to date. */
-  readonly at: number
+/** A token bucket of requests (`tokens` may be fractional) with the 429 state around it. */
+export interface RequestBudget extends TokenBucket {
   /** The rate in force, requests per minute. */
   readonly ratePerMinute: number
   /** Until then the rate stays reduced. */
@@ -44,13 +43,8 @@ export const acquire = (
 ): { readonly budget: RequestBudget; readonly waitMs: number } => {
   if (now < budget.pausedUntil) return { budget, waitMs: budget.pausedUntil - now }
   const rate = now >= budget.reducedUntil ? maxPerMinute : budget.ratePerMinute
-  const elapsed = Math.max(0, now - budget.at)
-  const tokens = Math.min(burstOf(rate), budget.tokens + (elapsed * rate) / 60_000)
-  if (tokens >= 1) return { budget: { ...budget, tokens: tokens - 1, at: now, ratePerMinute: rate }, waitMs: 0 }
-  return {
-    budget: { ...budget, tokens, at: now, ratePerMinute: rate },
-    waitMs: Math.ceil(((1 - tokens) * 60_000) / rate)
-  }
+  const r = takeIfAvailable(budget, 1, rate, burstOf(rate), now, 60_000)
+  return { budget: { ...budget, ...r.bucket, ratePerMinute: rate }, waitMs: r.waitMs }
 }
 
 /** A 429: pause for Retry-After (or the default), halve the rate and keep it halved for a while. */

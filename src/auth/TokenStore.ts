@@ -13,8 +13,9 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { describeError } from "../fs/errno.ts"
 import { TokenStoreError } from "./AuthError.ts"
-import { describeError, readFileIfExists, removeFileDurably, writeFileAtomic } from "./atomicFile.ts"
+import { readFileIfExists, removeFileDurably, writeFileAtomic } from "./atomicFile.ts"
 import { DEFAULT_FILE_LOCK_OPTIONS, type FileLockOptions, withFileLock } from "./fileLock.ts"
 
 export const TOKEN_FILE = "oauth-tokens.json"

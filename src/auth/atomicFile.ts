@@ -10,6 +10,8 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { errnoCode } from "../fs/errno.ts"
+import { fsyncDirSync } from "../fs/fsyncDir.ts"
 
 /** Replaces `file` with `data` durably (see the invariants above). Throws on I/O failure. */
 export const writeFileAtomic = (file: string, data: string): void => {
@@ -34,7 +36,7 @@ export const writeFileAtomic = (file: string, data: string): void => {
     Fs.rmSync(temp, { force: true })
     throw e
   }
-  fsyncDir(dir)
+  fsyncDirSync(dir)
 }
 
 /** Removes `file` and makes the removal durable; false when it did not exist. */
@@ -45,7 +47,7 @@ export const removeFileDurably = (file: string): boolean => {
     if (errnoCode(e) === "ENOENT") return false
     throw e
   }
-  fsyncDir(Path.dirname(file))
+  fsyncDirSync(Path.dirname(file))
   return true
 }
 
@@ -59,23 +61,7 @@ export const readFileIfExists = (file: string): string | undefined => {
   }
 }
 
-/** The errno code of a Node error (`ENOENT`, `EEXIST`, …), if any. */
-export const errnoCode = (e: unknown): string | undefined =>
-  e instanceof Error && "code" in e && typeof e.code === "string" ? e.code : undefined
-
-/** A short description of a thrown value, for error messages. */
-export const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
 // ---------------------------------------------------------------------------------------
-
-const fsyncDir = (dir: string): void => {
-  const fd = Fs.openSync(dir, Fs.constants.O_RDONLY)
-  try {
-    Fs.fsyncSync(fd)
-  } finally {
-    Fs.closeSync(fd)
-  }
-}
 
 /** Temp files of earlier writers that died between create and rename. */
 const removeStaleTemps = (file: string): void => {

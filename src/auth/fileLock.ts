@@ -14,9 +14,10 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Duration, Effect } from "effect"
+import { describeError, errnoCode } from "../fs/errno.ts"
 import { type LockHolder, otherHolderRunning, processStartTime } from "../store/lockHolder.ts"
 import { TokenStoreError } from "./AuthError.ts"
-import { describeError, errnoCode } from "./atomicFile.ts"
+import { readFileIfExists } from "./atomicFile.ts"
 
 export interface FileLockOptions {
   /** How often a waiting process looks again. */
@@ -86,7 +87,7 @@ const tryAcquire = (lockFile: string): Attempt => {
   } catch (e) {
     if (errnoCode(e) !== "EEXIST") throw e
   }
-  const content = readOrUndefined(lockFile)
+  const content = readFileIfExists(lockFile)
   if (content === undefined) return { kind: "busy", holderPid: undefined } // released meanwhile: retry at once
   const holder = parseHolder(content)
   // An empty or partial file is a holder that died between create and write, or one writing now.
@@ -100,7 +101,7 @@ const tryAcquire = (lockFile: string): Attempt => {
 
 const release = (lockFile: string, nonce: string): void => {
   heldHere.delete(lockFile)
-  if (readOrUndefined(lockFile) === nonce) Fs.rmSync(lockFile, { force: true })
+  if (readFileIfExists(lockFile) === nonce) Fs.rmSync(lockFile, { force: true })
 }
 
 /** Moves the lock aside; keeps it removed only when it is the content judged stale. */
@@ -112,7 +113,7 @@ const removeIfStill = (lockFile: string, content: string): void => {
     if (errnoCode(e) === "ENOENT") return
     throw e
   }
-  if (readOrUndefined(aside) !== content) {
+  if (readFileIfExists(aside) !== content) {
     try {
       Fs.linkSync(aside, lockFile)
     } catch (e) {
@@ -132,15 +133,6 @@ const parseHolder = (content: string): LockHolder | undefined => {
 
 const isAlive = (holder: LockHolder, lockFile: string): boolean =>
   holder.pid === process.pid ? heldHere.has(lockFile) : otherHolderRunning(holder)
-
-const readOrUndefined = (file: string): string | undefined => {
-  try {
-    return Fs.readFileSync(file, "utf8")
-  } catch (e) {
-    if (errnoCode(e) === "ENOENT") return undefined
-    throw e
-  }
-}
 
 /** Age from the file's mtime: wall clock against the filesystem's clock, so Date.now and not Clock. */
 const ageMs = (file: string): number => {

@@ -12,7 +12,7 @@ import type { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { DEFAULT_LISTEN_ADDRESS, type ListenSetting } from "../server/ListenAddress.ts"
 import { ConfigError, type ConfigProblem, configError } from "./ConfigError.ts"
 import { ConfigSchema, DEFAULT_SCOPES, type EnvKind, type SectionName, sectionNames, sections } from "./fields.ts"
-import type { BandwidthSchedule } from "./units.ts"
+import { TRANSFERS_DEFAULTS, type TransfersSettings } from "./transfersSettings.ts"
 
 export type Env = Readonly<Record<string, string | undefined>>
 
@@ -51,18 +51,8 @@ export interface AppConfig {
     /** Milliseconds between full listings in listing mode (API keys). */
     readonly listing_interval: number
   }
-  readonly transfers: {
-    readonly concurrency: number
-    readonly segments: number
-    /** Bytes. */
-    readonly segment_threshold: number
-    /** Bytes per second; 0 = none. */
-    readonly bandwidth_limit: number
-    /** Daily windows with their own limit over bandwidth_limit (local time); empty = none. */
-    readonly bandwidth_schedule: BandwidthSchedule
-    /** Bytes. */
-    readonly min_free_space: number
-  }
+  /** Sizes in bytes, rates in bytes per second (0 = none). */
+  readonly transfers: TransfersSettings
   readonly log: {
     readonly level: LogLevelSetting
     /** "auto": human text on a TTY, JSON lines otherwise. */
@@ -82,9 +72,7 @@ export interface AppConfig {
   }
 }
 
-const MiB = 1024 * 1024
-
-/** Defaults of the keys that have one (config.example.toml documents each). */
+/** Defaults of the keys that have one (config.example.toml documents each); [transfers]' are in transfersSettings.ts. */
 export const DEFAULTS = {
   portable_names: false,
   on_remote_delete: "trash",
@@ -92,11 +80,6 @@ export const DEFAULTS = {
   on_local_delete: "respect",
   poll_interval: 60_000,
   listing_interval: 3_600_000,
-  concurrency: 3,
-  segments: 4,
-  segment_threshold: 64 * MiB,
-  bandwidth_limit: 0,
-  min_free_space: 1024 * MiB,
   log_level: "info",
   log_format: "auto",
   listen: DEFAULT_LISTEN_ADDRESS,
@@ -179,14 +162,7 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       poll_interval: millisOr(raw.sync?.poll_interval, DEFAULTS.poll_interval),
       listing_interval: millisOr(raw.sync?.listing_interval, DEFAULTS.listing_interval)
     },
-    transfers: {
-      concurrency: raw.transfers?.concurrency ?? DEFAULTS.concurrency,
-      segments: raw.transfers?.segments ?? DEFAULTS.segments,
-      segment_threshold: raw.transfers?.segment_threshold ?? DEFAULTS.segment_threshold,
-      bandwidth_limit: raw.transfers?.bandwidth_limit ?? DEFAULTS.bandwidth_limit,
-      bandwidth_schedule: raw.transfers?.bandwidth_schedule ?? [],
-      min_free_space: raw.transfers?.min_free_space ?? DEFAULTS.min_free_space
-    },
+    transfers: { ...TRANSFERS_DEFAULTS, ...raw.transfers },
     log: {
       level: raw.log?.level ?? DEFAULTS.log_level,
       format: raw.log?.format ?? DEFAULTS.log_format

@@ -120,14 +120,7 @@ export const runLayer = (
       )
     )
   )
-  const options = transferOptions({
-    concurrency: config.transfers.concurrency,
-    segments: config.transfers.segments,
-    segment_threshold: config.transfers.segment_threshold,
-    bandwidth_limit: config.transfers.bandwidth_limit,
-    bandwidth_schedule: config.transfers.bandwidth_schedule,
-    min_free_space: config.transfers.min_free_space
-  })
+  const options = transferOptions(config.transfers)
   const links = transferLinksLayer
   // run --once does not wait out a long rate limit: it ends (exit 75) and the next run resumes.
   const transferEngine = Layer.unwrap(

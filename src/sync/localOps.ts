@@ -15,6 +15,8 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Context, Effect, Layer, Schema } from "effect"
+import { describeError, errnoCode } from "../fs/errno.ts"
+import { fsyncDirSync } from "../fs/fsyncDir.ts"
 import type { LocalStat } from "./model.ts"
 import { withInfix } from "./names.ts"
 import { DLSYNC_DIR } from "./tree.ts"
@@ -175,19 +177,11 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
     const existing = lstatOrUndefined(to)
     // A case-only rename on a case-insensitive root finds the source itself at the target.
     const sameFile = existing !== undefined && existing.ino === expected.ino
-    if (existing !== undefined && !sameFile) throw opError(toRel, "exists", "something is already there: not replaced")
-    if (expected.type === "file" && !sameFile) {
-      try {
-        Fs.linkSync(from, to)
-        unlinkOrUndo(from, to)
-      } catch (e) {
-        if (errnoOf(e) === "EEXIST") throw opError(toRel, "exists", "something is already there: not replaced")
-        if (!LINK_UNSUPPORTED.has(errnoOf(e) ?? "")) throw e
-        Fs.renameSync(from, to)
-      }
-    } else Fs.renameSync(from, to)
-    fsyncDir(NodePath.dirname(from))
-    fsyncDir(NodePath.dirname(to))
+    if (existing !== undefined && !sameFile) throw alreadyThere(toRel)
+    if (expected.type === "file" && !sameFile) moveFileNoReplace(from, to, toRel)
+    else Fs.renameSync(from, to)
+    fsyncDirSync(NodePath.dirname(from))
+    fsyncDirSync(NodePath.dirname(to))
   }
 
   const run = <A>(rel: string, f: () => A): Effect.Effect<A, LocalOpError> =>
@@ -215,7 +209,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
             flag: "wx",
             mode: 0o644
           })
-          fsyncDir(NodePath.dirname(full))
+          fsyncDirSync(NodePath.dirname(full))
         })
       }),
     mkdirp: (rel) =>
@@ -225,7 +219,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
         const st = lstatOrUndefined(full)
         if (st === undefined) {
           Fs.mkdirSync(full)
-          fsyncDir(NodePath.dirname(full))
+          fsyncDirSync(NodePath.dirname(full))
         } else if (st.isSymbolicLink()) throw opError(rel, "symlink", "is a symlink: not followed")
         else if (!st.isDirectory()) throw opError(rel, "exists", "a file is there, not a folder")
         return toLocalStat(Fs.lstatSync(full, { bigint: true }))
@@ -239,22 +233,12 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
           throw opError(toRel, "outside_root", `${from} is not under .dlsync/partial`)
         }
         checkAncestors(toRel, false)
-        if (replace === null) {
-          try {
-            Fs.linkSync(from, to)
-            unlinkOrUndo(from, to)
-          } catch (e) {
-            if (errnoOf(e) === "EEXIST") throw opError(toRel, "exists", "something is already there: not replaced")
-            if (!LINK_UNSUPPORTED.has(errnoOf(e) ?? "")) throw e
-            if (lstatOrUndefined(to) !== undefined)
-              throw opError(toRel, "exists", "something is already there: not replaced")
-            Fs.renameSync(from, to)
-          }
-        } else {
+        if (replace === null) moveFileNoReplace(from, to, toRel)
+        else {
           expect(toRel, to, replace)
           Fs.renameSync(from, to)
         }
-        fsyncDir(NodePath.dirname(to))
+        fsyncDirSync(NodePath.dirname(to))
         return toLocalStat(Fs.lstatSync(to, { bigint: true }))
       }),
     trash: (rel, expected, date) =>
@@ -276,7 +260,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
         checkAncestors(rel, false)
         expect(rel, full, expected)
         Fs.unlinkSync(full)
-        fsyncDir(NodePath.dirname(full))
+        fsyncDirSync(NodePath.dirname(full))
       }),
     removeFolderIfEmpty: (rel, expected) =>
       run(rel, () => {
@@ -286,10 +270,10 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
         try {
           Fs.rmdirSync(full)
         } catch (e) {
-          if (errnoOf(e) === "ENOTEMPTY" || errnoOf(e) === "EEXIST") return false
+          if (errnoCode(e) === "ENOTEMPTY" || errnoCode(e) === "EEXIST") return false
           throw e
         }
-        fsyncDir(NodePath.dirname(full))
+        fsyncDirSync(NodePath.dirname(full))
         return true
       }),
     purgeTrash: (today, days) =>
@@ -308,7 +292,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
           Fs.rmSync(NodePath.join(dir, name), { recursive: true, force: true })
           purged.push(`${TRASH_DIR}/${name}`)
         }
-        if (purged.length > 0) fsyncDir(dir)
+        if (purged.length > 0) fsyncDirSync(dir)
         return purged
       })
   }
@@ -316,6 +300,25 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
 
 /** Link errors that mean "this file system has no hard links": fall back to a checked rename. */
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"])
+
+/**
+ * Moves the file `from` to `to` without ever replacing what is at `to`: a hard link (which
+ * fails on an existing target) and an unlink of the source. Where the file system has no
+ * hard links, a rename once a fresh lstat finds `to` free (the window is the lstat's alone).
+ */
+const moveFileNoReplace = (from: string, to: string, toRel: string): void => {
+  try {
+    Fs.linkSync(from, to)
+    unlinkOrUndo(from, to)
+  } catch (e) {
+    if (errnoCode(e) === "EEXIST") throw alreadyThere(toRel)
+    if (!LINK_UNSUPPORTED.has(errnoCode(e) ?? "")) throw e
+    if (lstatOrUndefined(to) !== undefined) throw alreadyThere(toRel)
+    Fs.renameSync(from, to)
+  }
+}
+
+const alreadyThere = (rel: string) => opError(rel, "exists", "something is already there: not replaced")
 
 /** Second half of a link-then-unlink move; if the unlink fails, the new link is taken back. */
 const unlinkOrUndo = (from: string, to: string): void => {
@@ -334,28 +337,10 @@ const lstatOrUndefined = (full: string, follow = false): Fs.BigIntStats | undefi
   try {
     return follow ? Fs.statSync(full, { bigint: true }) : Fs.lstatSync(full, { bigint: true })
   } catch (e) {
-    if (errnoOf(e) === "ENOENT" || errnoOf(e) === "ENOTDIR") return undefined
+    if (errnoCode(e) === "ENOENT" || errnoCode(e) === "ENOTDIR") return undefined
     throw e
   }
 }
-
-const fsyncDir = (dir: string): void => {
-  let fd: number | undefined
-  try {
-    fd = Fs.openSync(dir, "r")
-    Fs.fsyncSync(fd)
-  } catch (e) {
-    // Some file systems (SMB, some FUSE) cannot fsync a directory; the rename still happened.
-    if (!["EINVAL", "EISDIR", "EPERM", "ENOTSUP", "EBADF"].includes(errnoOf(e) ?? "")) throw e
-  } finally {
-    if (fd !== undefined) Fs.closeSync(fd)
-  }
-}
-
-const errnoOf = (e: unknown): string | undefined =>
-  e instanceof Error && "code" in e && typeof e.code === "string" ? e.code : undefined
-
-const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 const describeStat = (s: LocalStat): string =>
   s.type === "file" ? `file of ${s.size} bytes, mtime ${s.mtimeNs}, inode ${s.ino}` : `${s.type}, inode ${s.ino}`

@@ -6,7 +6,7 @@
  */
 import { Context, Layer } from "effect"
 import { type BandwidthSchedule, limitAt } from "../config/units.ts"
-import { fullBucket, type TokenBucket, take } from "./tokenBucket.ts"
+import { fullBucket, type TokenBucket, take } from "../pacing/tokenBucket.ts"
 
 export interface RateLimiter {
   /** Accounts for `bytes` just received; returns the pause in ms before reading on. */

@@ -36,8 +36,8 @@ import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Fiber, Layer, Option, Random, type Scope } from "effect"
 import { Agent } from "undici"
+import { backoffDelay } from "../pacing/backoff.ts"
 import { Bandwidth } from "./Bandwidth.ts"
-import { backoffDelay } from "./backoff.ts"
 import { makeDirSyncer } from "./dirSyncer.ts"
 import type { Validators } from "./judgeResponse.ts"
 import { LeanPool, leanGet } from "./leanGet.ts"
@@ -281,7 +281,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
         // The account's rate limit, not this file's fault: waited out, never an attempt.
         const delayMs =
           fault.retryAfterMillis ??
-          backoffDelay(++rateLimitWaits, options.backoffBaseMs, options.backoffMaxMs, yield* Random.next)
+          backoffDelay(++rateLimitWaits, yield* Random.next, options.backoffBaseMs, options.backoffMaxMs)
         const until = (yield* Clock.currentTimeMillis) + delayMs
         if (options.maxRateLimitWaitMs !== null && delayMs > options.maxRateLimitWaitMs) {
           const reason = `the service's rate limit holds download links until ${rateLimitedUntilText(until)}`
@@ -336,7 +336,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
           break
         case "transient": {
           if (++failures >= options.maxAttempts) return yield* park(`${fault.message} (${failures} attempts)`)
-          const delayMs = backoffDelay(failures, options.backoffBaseMs, options.backoffMaxMs, yield* Random.next)
+          const delayMs = backoffDelay(failures, yield* Random.next, options.backoffBaseMs, options.backoffMaxMs)
           progress.emit({
             _tag: "Retrying",
             fileId: request.fileId,

@@ -6,6 +6,7 @@
  */
 import * as Fs from "node:fs"
 import { Context, Layer } from "effect"
+import { fsyncDir } from "../fs/fsyncDir.ts"
 
 export type WriteCallback = (error: NodeJS.ErrnoException | null, written: number) => void
 export type DoneCallback = (error: NodeJS.ErrnoException | null) => void
@@ -25,7 +26,7 @@ export interface TransferFsShape {
   readonly size: (path: string) => Promise<number | undefined>
   readonly mkdirp: (path: string) => Promise<void>
   readonly rename: (from: string, to: string) => Promise<void>
-  /** fsync of a directory, so that a rename into it survives power loss. */
+  /** fsync of a directory, so that a rename into it survives power loss (see fs/fsyncDir.ts). */
   readonly fsyncDir: (path: string) => Promise<void>
   /** Sets the modification (and access) time of an open file. */
   readonly setMtime: (fd: number, mtime: Date) => Promise<void>
@@ -64,14 +65,7 @@ export const nodeTransferFs: TransferFsShape = {
     ),
   mkdirp: (path) => Fs.promises.mkdir(path, { recursive: true }).then(() => undefined),
   rename: (from, to) => Fs.promises.rename(from, to),
-  fsyncDir: async (path) => {
-    const handle = await Fs.promises.open(path, Fs.constants.O_RDONLY | Fs.constants.O_DIRECTORY)
-    try {
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-  },
+  fsyncDir,
   setMtime: (fd, mtime) => callbackToPromise((cb) => Fs.futimes(fd, mtime, mtime, cb)),
   unlink: (path) =>
     Fs.promises.unlink(path).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e))),

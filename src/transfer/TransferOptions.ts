@@ -3,23 +3,16 @@
  * wired from the configuration by the caller; sizes and rates are bytes (per second).
  * The camelCase fields are engineering constants, exposed so tests can shrink them.
  */
-import type { BandwidthSchedule } from "../config/units.ts"
+import { TRANSFERS_DEFAULTS, type TransfersSettings } from "../config/transfersSettings.ts"
 import { currentBootId } from "./writtenMark.ts"
 
-export interface TransferOptions {
-  /** Files transferred at once. */
-  readonly concurrency: number
-  /** Parallel Range requests for one large file. */
-  readonly segments: number
-  /** Files of at least this many bytes are segmented. */
-  readonly segment_threshold: number
-  /** Global limit in bytes per second, 0 = none. */
-  readonly bandwidth_limit: number
-  /** Daily windows with their own limit over `bandwidth_limit` (local time). */
-  readonly bandwidth_schedule: BandwidthSchedule
-  /** A file is not started, and transfers pause, when less would remain free. */
-  readonly min_free_space: number
-
+/**
+ * The `[transfers]` settings (concurrency: files at once; segments: parallel Range requests
+ * for one file of at least segment_threshold bytes; bandwidth_limit and bandwidth_schedule;
+ * min_free_space: a file is not started, and transfers pause, when less would remain free),
+ * plus the engineering constants below.
+ */
+export interface TransferOptions extends TransfersSettings {
   /** Durability batch: fsync + journal commit after this many written bytes… */
   readonly durabilityBytes: number
   /** …or this long after the first unsynced byte, whichever comes first. */
@@ -65,12 +58,7 @@ export interface TransferOptions {
 const MiB = 1024 * 1024
 
 export const defaultTransferOptions: TransferOptions = {
-  concurrency: 3,
-  segments: 4,
-  segment_threshold: 64 * MiB,
-  bandwidth_limit: 0,
-  bandwidth_schedule: [],
-  min_free_space: 1024 * MiB,
+  ...TRANSFERS_DEFAULTS,
   // A killed process loses nothing it wrote (the written mark), so a batch is what a power
   // loss costs per file. 64 MiB against 16 MiB: segmented 2 GiB +14–38 % (bench/run.ts).
   durabilityBytes: 64 * MiB,

@@ -2,7 +2,6 @@ import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { RateLimited, Server, Transport, Validation } from "../../src/api/ApiError.ts"
 import {
-  backoffDelay,
   DEFAULT_RETRY_SCHEDULE,
   parseRetryAfter,
   RETRY_AFTER_CAP_MS,
@@ -10,6 +9,11 @@ import {
   RETRY_MAX_DELAY_MS,
   retryDelay
 } from "../../src/api/retryPolicy.ts"
+import { backoffDelay as backoffWithin } from "../../src/pacing/backoff.ts"
+
+/** The shared backoff over the API client's schedule. */
+const backoffDelay = (retry: number, random: number) =>
+  backoffWithin(retry, random, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS)
 
 const NOW = Date.UTC(2026, 10, 22, 6, 0, 0)
 

@@ -6,6 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import type { ConfigError } from "../../src/config/ConfigError.ts"
 import { type Env, findLine, loadConfig } from "../../src/config/loadConfig.ts"
+import { transferOptions } from "../../src/transfer/TransferOptions.ts"
 
 const tmp = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-config-"))
 
@@ -168,6 +169,40 @@ describe("findLine", () => {
     assert.strictEqual(findLine(text, "mirror"), 4)
     assert.isUndefined(findLine(text, "mirror.state_dir"))
   })
+})
+
+describe("[transfers]", () => {
+  const settingsOf = (o: ReturnType<typeof transferOptions>) => ({
+    concurrency: o.concurrency,
+    segments: o.segments,
+    segment_threshold: o.segment_threshold,
+    bandwidth_limit: o.bandwidth_limit,
+    bandwidth_schedule: o.bandwidth_schedule,
+    min_free_space: o.min_free_space
+  })
+
+  it.effect("reaches the transfer engine with the documented defaults for the keys not set", () =>
+    Effect.gen(function* () {
+      const none = yield* load(write(tmp(), VALID))
+      assert.deepStrictEqual(settingsOf(transferOptions(none.transfers)), {
+        concurrency: 3,
+        segments: 4,
+        segment_threshold: 64 * 1024 * 1024,
+        bandwidth_limit: 0,
+        bandwidth_schedule: [],
+        min_free_space: 1024 * 1024 * 1024
+      })
+      assert.deepStrictEqual(settingsOf(transferOptions()), settingsOf(transferOptions(none.transfers)))
+      const some = yield* load(write(tmp(), `${VALID}\n[transfers]\nsegments = 2\nmin_free_space = "1 GiB"\n`), {
+        DLSYNC_TRANSFERS_BANDWIDTH_LIMIT: "5 MiB/s"
+      })
+      const options = transferOptions(some.transfers)
+      assert.strictEqual(options.segments, 2)
+      assert.strictEqual(options.bandwidth_limit, 5 * 1024 * 1024)
+      assert.strictEqual(options.concurrency, 3)
+      assert.strictEqual(options.segment_threshold, 64 * 1024 * 1024)
+    })
+  )
 })
 
 describe("transfers.bandwidth_schedule", () => {

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
+import { backoffDelay } from "../../src/pacing/backoff.ts"
+import { fullBucket, take } from "../../src/pacing/tokenBucket.ts"
 import { makeRateLimiter } from "../../src/transfer/Bandwidth.ts"
-import { backoffDelay } from "../../src/transfer/backoff.ts"
 import { makeDirSyncer } from "../../src/transfer/dirSyncer.ts"
 import {
   fromDurable,
@@ -13,7 +14,6 @@ import {
 } from "../../src/transfer/segments.ts"
 import { partialPathFor } from "../../src/transfer/TransferEngine.ts"
 import { linkUsable } from "../../src/transfer/TransferLinks.ts"
-import { fullBucket, take } from "../../src/transfer/tokenBucket.ts"
 
 /** Segments exactly cover [0, size) without overlap. */
 const covers = (segments: ReadonlyArray<Segment>, size: number): boolean => {
@@ -135,12 +135,13 @@ describe("token bucket", () => {
 })
 
 describe("backoff", () => {
-  it("grows exponentially within [d/2, d], capped", () => {
-    assert.strictEqual(backoffDelay(1, 1000, 60_000, 1), 1000)
-    assert.strictEqual(backoffDelay(1, 1000, 60_000, 0), 500)
-    assert.strictEqual(backoffDelay(3, 1000, 60_000, 1), 4000)
-    assert.strictEqual(backoffDelay(30, 1000, 60_000, 1), 60_000)
-    assert.strictEqual(backoffDelay(30, 1000, 60_000, 0), 30_000)
+  it("grows exponentially within [0, d) (full jitter), capped", () => {
+    assert.strictEqual(backoffDelay(1, 0, 1000, 60_000), 0)
+    assert.strictEqual(backoffDelay(1, 0.5, 1000, 60_000), 500)
+    assert.isBelow(backoffDelay(1, 0.999999, 1000, 60_000), 1000)
+    assert.strictEqual(backoffDelay(3, 0.5, 1000, 60_000), 2000)
+    assert.strictEqual(backoffDelay(30, 0.5, 1000, 60_000), 30_000)
+    assert.isBelow(backoffDelay(30, 0.999999, 1000, 60_000), 60_000)
   })
 })
 
