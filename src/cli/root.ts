@@ -1,4 +1,22 @@
-import { Command, Flag } from "effect/cli"
+import { Option, Schema } from "effect"
+import { Command, Flag, GlobalFlag } from "effect/cli"
+import { LogLevelSetting } from "../log/logLayer.ts"
+
+/**
+ * `--log-level`: the same names as `log.level` (trace, debug, info, warn, error, off), in
+ * place of effect/cli's built-in flag, whose names differ ("none", "warning", "fatal").
+ * main.ts reads its value ahead of the parser to set up the logger (`logLevelArgument`).
+ */
+export const logLevelFlag = GlobalFlag.Setting("log-level")({
+  flag: Flag.Literals("log-level", LogLevelSetting.literals).pipe(
+    Flag.optional,
+    Flag.withDescription("The least severe log level written, overriding log.level"),
+    Flag.withMetavar(LogLevelSetting.literals.join("|"))
+  )
+})
+
+/** effect/cli's built-in global flags without its own `--log-level`. */
+export const builtInFlags = GlobalFlag.BuiltIns.filter((flag) => flag !== GlobalFlag.LogLevel)
 
 /** `dlsync`: the root command; its shared flags are accepted by every subcommand. */
 export const root = Command.make("dlsync").pipe(
@@ -11,5 +29,21 @@ export const root = Command.make("dlsync").pipe(
       Flag.optional
     )
   }),
+  Command.withGlobalFlags([logLevelFlag]),
   Command.withDescription("Keep a Download Service account mirrored on local disk.")
 )
+
+/** The value of a global flag (`--name VALUE` / `--name=VALUE`), read ahead of the parser. */
+export const flagArgument = (argv: ReadonlyArray<string>, name: string): Option.Option<string> => {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? ""
+    if (arg === "--") break
+    if (arg.startsWith(`--${name}=`)) return Option.some(arg.slice(name.length + 3))
+    if (arg === `--${name}` && i + 1 < argv.length) return Option.fromNullishOr(argv[i + 1])
+  }
+  return Option.none()
+}
+
+/** The `--log-level` given, when it is one of the accepted names (the parser rejects others). */
+export const logLevelArgument = (argv: ReadonlyArray<string>): Option.Option<LogLevelSetting> =>
+  Option.filter(flagArgument(argv, "log-level"), Schema.is(LogLevelSetting))

@@ -34,6 +34,7 @@ import { StatusSource } from "../server/StatusSource.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
+import { formatBytes } from "../transfer/progressFormat.ts"
 import { commandConfig } from "./commandConfig.ts"
 
 export const runCommand = Command.make(
@@ -103,7 +104,9 @@ export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) 
       pages % 10 === 0 ? Effect.logInfo(`listing: ${pages} pages, ${items} items`) : Effect.void,
     onPlan: (summary) =>
       summary.actions > 0
-        ? Effect.logInfo(`plan: ${summary.actions} actions, ${summary.downloads} downloads (${summary.bytes} bytes)`)
+        ? Effect.logInfo(
+            `plan: ${summary.actions} actions, ${summary.downloads} downloads (${formatBytes(summary.bytes)})`
+          )
         : Effect.void
   })
   yield* Console.log(summarize(report))
@@ -137,7 +140,9 @@ export const summarize = (report: PassReport): string =>
 const logTransfers = forEachTransferEvent((event) => {
   switch (event._tag) {
     case "Finished":
-      return Effect.logInfo(`downloaded ${event.name} (${event.size} bytes in ${event.elapsedMs} ms)`)
+      return Effect.logInfo(
+        `downloaded ${event.name} (${formatBytes(event.size)} in ${formatElapsed(event.elapsedMs)})`
+      )
     case "Parked":
       return Effect.logWarning(`download parked: ${event.name}: ${event.reason}`)
     case "Retrying":
@@ -146,3 +151,5 @@ const logTransfers = forEachTransferEvent((event) => {
       return Effect.void
   }
 })
+
+const formatElapsed = (millis: number): string => (millis < 1000 ? `${millis} ms` : `${(millis / 1000).toFixed(1)} s`)

@@ -3,11 +3,11 @@
  * alone, so it tells the truth after a restart and while another dlsync runs.
  */
 import { DateTime, Effect } from "effect"
-import { formatSize } from "../config/units.ts"
 import { liveLockHolder } from "../store/instanceLock.ts"
 import type { Store } from "../store/Store.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import { mapTree } from "../sync/tree.ts"
+import { formatBytes } from "../transfer/progressFormat.ts"
 import type { EngineSettingsShape } from "./EngineSettings.ts"
 import { renderTransfers, type TransfersStatus, transfersStatus } from "./transfersStatus.ts"
 
@@ -124,7 +124,7 @@ export const renderStatus = (doc: StatusDocument): string => {
       .map(([k, v]) => `${v} ${k}`)
       .join(", ")}`
   )
-  lines.push(`bytes:           ${formatSize(doc.bytes.mirrored)} mirrored, ${formatSize(doc.bytes.pending)} pending`)
+  lines.push(`bytes:           ${formatBytes(doc.bytes.mirrored)} mirrored, ${formatBytes(doc.bytes.pending)} pending`)
   lines.push(...renderTransfers(doc.transfers))
   lines.push(`cursor age:      ${doc.cursor.ageSeconds === null ? "none" : `${doc.cursor.ageSeconds} s`}`)
   lines.push(`last poll:       ${doc.lastPollAt ?? "never"}`)
