@@ -12,7 +12,7 @@
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option, Predicate } from "effect"
-import { CliConfig, Command } from "effect/cli"
+import { Command } from "effect/cli"
 import type { ApiError } from "./api/ApiError.ts"
 import { apiFailureMessage } from "./cli/apiFailureMessage.ts"
 import { ConfigLoader, loadOnce } from "./cli/commandConfig.ts"
@@ -23,7 +23,7 @@ import { ExitCode } from "./cli/exitCodes.ts"
 import { loginCommand } from "./cli/login.ts"
 import { logoutCommand } from "./cli/logout.ts"
 import { restoreCommand } from "./cli/restore.ts"
-import { builtInFlags, flagArgument, logLevelArgument, root } from "./cli/root.ts"
+import { cliConfig, flagArgument, logLevelArgument, root } from "./cli/root.ts"
 import { onceShortcut, runCommand } from "./cli/run.ts"
 import { statusCommand } from "./cli/status.ts"
 import { logLayer } from "./log/logLayer.ts"
@@ -141,7 +141,7 @@ const program = cli(args).pipe(
         })
   ),
   Effect.provide(logging),
-  Effect.provide(CliConfig.layer({ builtIns: builtInFlags })),
+  Effect.provide(cliConfig),
   Effect.provideService(ConfigLoader, configLoader),
   Effect.provide(NodeServices.layer)
 )

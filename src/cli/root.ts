@@ -1,5 +1,5 @@
 import { Option, Schema } from "effect"
-import { Command, Flag, GlobalFlag } from "effect/cli"
+import { CliConfig, Command, Flag, GlobalFlag } from "effect/cli"
 import { LogLevelSetting } from "../log/logLayer.ts"
 
 /**
@@ -15,8 +15,13 @@ export const logLevelFlag = GlobalFlag.Setting("log-level")({
   )
 })
 
-/** effect/cli's built-in global flags without its own `--log-level`. */
-export const builtInFlags = GlobalFlag.BuiltIns.filter((flag) => flag !== GlobalFlag.LogLevel)
+/**
+ * effect/cli's settings for running `root`: its built-in global flags without its own
+ * `--log-level` (which would clash with ours). Whoever runs `root` provides it.
+ */
+export const cliConfig = CliConfig.layer({
+  builtIns: GlobalFlag.BuiltIns.filter((flag) => flag !== GlobalFlag.LogLevel)
+})
 
 /** `dlsync`: the root command; its shared flags are accepted by every subcommand. */
 export const root = Command.make("dlsync").pipe(
