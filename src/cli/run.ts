@@ -25,7 +25,7 @@ import { runDaemon } from "../engine/Daemon.ts"
 import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
 import { settingsFrom } from "../engine/EngineSettings.ts"
 import { runLayer } from "../engine/engineLayer.ts"
-import { describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
+import { count, describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
 import { statusDocument } from "../engine/statusDocument.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
@@ -95,20 +95,25 @@ export const daemonLayer = (config: AppConfig) => {
 /** One pass with per-file progress lines; lists every failure and fails with ItemsFailed. */
 export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) {
   const pass = yield* MirrorPass
-  yield* logTransfers
-  const report = yield* pass.run({
-    allowBigDelete,
-    fullListing: true,
-    probeFeed: true,
-    onPage: ({ pages, items }) =>
-      pages % 10 === 0 ? Effect.logInfo(`listing: ${pages} pages, ${items} items`) : Effect.void,
-    onPlan: (summary) =>
-      summary.actions > 0
-        ? Effect.logInfo(
-            `plan: ${summary.actions} actions, ${summary.downloads} downloads (${formatBytes(summary.bytes)})`
-          )
-        : Effect.void
-  })
+  // Its own scope: every download line is written before the summary.
+  const report = yield* Effect.scoped(
+    Effect.andThen(
+      logTransfers,
+      pass.run({
+        allowBigDelete,
+        fullListing: true,
+        probeFeed: true,
+        onPage: ({ pages, items }) =>
+          pages % 10 === 0 ? Effect.logInfo(`listing: ${pages} pages, ${items} items`) : Effect.void,
+        onPlan: (summary) =>
+          summary.actions > 0
+            ? Effect.logInfo(
+                `plan: ${summary.actions} actions, ${summary.downloads} downloads (${formatBytes(summary.bytes)})`
+              )
+            : Effect.void
+      })
+    )
+  )
   yield* Console.log(summarize(report))
   if (report.failures.length > 0 || report.held !== null) {
     for (const f of report.failures) yield* Console.error(`failed: ${f.path}: ${f.reason}`)
@@ -132,7 +137,7 @@ export const onceShortcut = (args: ReadonlyArray<string>, subcommands: ReadonlyA
 
 /** The one-line outcome of a pass. */
 export const summarize = (report: PassReport): string =>
-  `${report.remote.mode} mode: ${report.remote.pages} pages, ${report.remote.upserted} updated, ${report.remote.deleted + report.remote.removedUnlisted} removed remotely; ${describeReport(report)}`
+  `${report.remote.mode} mode: ${count(report.remote.pages, "page")}, ${report.remote.upserted} updated, ${report.remote.deleted + report.remote.removedUnlisted} removed remotely; ${describeReport(report)}`
 
 // ---------------------------------------------------------------------------------------
 

@@ -139,7 +139,12 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
   }
   const raw = decoded.value
   const base = file === undefined ? options.cwd : NodePath.dirname(file)
-  const resolvePath = (key: string, p: string) => NodePath.resolve(fromEnv.has(key) ? options.cwd : base, p)
+  // "~/…" is the user's home, as in a shell; other relative paths are relative to the file.
+  const home = options.env.HOME
+  const resolvePath = (key: string, p: string) =>
+    home !== undefined && (p === "~" || p.startsWith("~/"))
+      ? NodePath.join(home, p.slice(1))
+      : NodePath.resolve(fromEnv.has(key) ? options.cwd : base, p)
 
   let apiKey = Option.fromNullishOr(raw.service.api_key)
   if (raw.service.api_key_file !== undefined) {

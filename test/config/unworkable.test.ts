@@ -141,3 +141,18 @@ describe("no configuration at all", () => {
     })
   )
 })
+
+describe("paths", () => {
+  it.effect('"~/" is the home directory, as in a shell', () =>
+    Effect.gen(function* () {
+      const dir = tmp()
+      const file = write(
+        dir,
+        `[service]\nbase_url = "https://example.test/api/v1"\n[mirror]\nroot = "~/mirror"\nstate_dir = "~"\n`
+      )
+      const config = yield* load(file, { HOME: "/home/someone" })
+      assert.strictEqual(config.mirror.root, "/home/someone/mirror")
+      assert.strictEqual(config.mirror.state_dir, "/home/someone")
+    })
+  )
+})
