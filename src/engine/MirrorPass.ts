@@ -31,6 +31,7 @@ import { type LocalOpError, LocalOps, type RootUnavailable } from "../sync/local
 import { runPass } from "../sync/pass.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import type { Action, SkipCode } from "../sync/planner.ts"
+import { mapTree, unmatchedFilters } from "../sync/tree.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { type CatchUpOptions, type CatchUpResult, RemoteSync } from "./RemoteSync.ts"
 import { TransferDownloads } from "./TransferDownloads.ts"
@@ -125,6 +126,20 @@ export class MirrorPass extends Context.Service<
         }
       })
 
+      // Filters that select nothing in a complete listing: warned once, and again when they change.
+      let warnedFilters = ""
+      const warnUnmatchedFilters = Effect.fnUntraced(function* (caseInsensitive: boolean) {
+        const { folders, include, exclude } = settings.mirror
+        if (folders.length + include.length + exclude.length === 0) return
+        if (!(yield* store.feed.state).listingComplete) return
+        const config = planConfigOf(settings.mirror, caseInsensitive)
+        const unmatched = unmatchedFilters(mapTree(yield* store.remote.all, config), config)
+        const key = unmatched.join("\n")
+        if (key === warnedFilters) return
+        warnedFilters = key
+        for (const line of unmatched) yield* Effect.logWarning(`${line}; check the spelling (see \`dlsync status\`)`)
+      })
+
       const reconcile = Effect.fn("MirrorPass.reconcile")(function* (options: ReconcileOptions) {
         // The root first: the case probe writes under .dlsync, which an unmounted root must not get.
         yield* ops.checkRoot((yield* store.local.count) > 0)
@@ -137,6 +152,7 @@ export class MirrorPass extends Context.Service<
           allowBigDelete: options.allowBigDelete
         }).pipe(Effect.provide(context), Semaphore.withPermit(remoteTurn))
         yield* reportSkips(pass.actions)
+        yield* warnUnmatchedFilters(caseInsensitive)
         const queued = pass.actions.filter((a) => a._tag === "Download")
         if (options.onPlan !== undefined) {
           yield* options.onPlan({

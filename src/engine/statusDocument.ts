@@ -6,7 +6,7 @@ import { DateTime, Effect } from "effect"
 import { liveLockHolder } from "../store/instanceLock.ts"
 import type { Store } from "../store/Store.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
-import { mapTree } from "../sync/tree.ts"
+import { mapTree, unmatchedFilters } from "../sync/tree.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
 import type { EngineSettingsShape } from "./EngineSettings.ts"
 import { renderTransfers, type TransfersStatus, transfersStatus } from "./transfersStatus.ts"
@@ -32,6 +32,8 @@ export interface StatusDocument {
   readonly locked: ReadonlyArray<string>
   readonly heldDelete: { readonly count: number; readonly since: string; readonly paths: ReadonlyArray<string> } | null
   readonly locallyDeleted: ReadonlyArray<string>
+  /** Filters that select nothing in the last complete listing (a likely typo). */
+  readonly filterWarnings: ReadonlyArray<string>
   readonly recentProblems: ReadonlyArray<{ readonly at: string; readonly kind: string; readonly message: string }>
   /** "login required" from the moment the daemon's sign-in was refused until it works again. */
   readonly signIn: { readonly state: "ok" | "login required"; readonly since: string | null }
@@ -64,7 +66,9 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
   }
   const deletedIds = new Set(markers.map((m) => m.remoteId))
   // caseInsensitive does not change which items are in scope, only their names.
-  const tree = mapTree(remote, planConfigOf(settings.mirror, false))
+  const config = planConfigOf(settings.mirror, false)
+  const tree = mapTree(remote, config)
+  const filterWarnings = feed.listingComplete ? unmatchedFilters(tree, config) : []
   let pending = 0
   const locked: Array<string> = []
   for (const placed of tree.placed) {
@@ -98,6 +102,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
     heldDelete:
       held.length === 0 ? null : { count: held.length, since: held[0]?.heldAt ?? "", paths: held.map((h) => h.path) },
     locallyDeleted: markers.map((m) => m.path),
+    filterWarnings,
     recentProblems: events
       .filter((e) => e.level !== "info")
       .slice(-20)
@@ -145,6 +150,7 @@ export const renderStatus = (doc: StatusDocument): string => {
   )
   list("locked on the remote", doc.locked)
   list("deleted locally (dlsync restore PATH brings one back)", doc.locallyDeleted)
+  list("filters that select nothing", doc.filterWarnings)
   list(
     "recent problems",
     doc.recentProblems.map((p) => `${p.at} ${p.kind}: ${p.message}`)
