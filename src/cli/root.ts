@@ -35,7 +35,13 @@ export const root = Command.make("dlsync").pipe(
     )
   }),
   Command.withGlobalFlags([logLevelFlag]),
-  Command.withDescription("Keep a Download Service account mirrored on local disk.")
+  Command.withDescription(
+    [
+      "Keep a Download Service account mirrored on local disk.",
+      "`dlsync --once` is short for `dlsync run --once`.",
+      "Exit codes: 0 ok · 1 items failed or a deletion held · 64 usage · 70 internal error · 75 temporary (service unreachable, lock held) · 77 sign-in needed · 78 configuration."
+    ].join("\n  ")
+  )
 )
 
 /** The value of a global flag (`--name VALUE` / `--name=VALUE`), read ahead of the parser. */
