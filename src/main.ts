@@ -14,6 +14,7 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option, Predicate } from "effect"
 import { Command } from "effect/cli"
 import type { ApiError } from "./api/ApiError.ts"
+import { apiFailureMessage } from "./cli/apiFailureMessage.ts"
 import { ConfigLoader, loadOnce } from "./cli/commandConfig.ts"
 import { configCommand } from "./cli/config.ts"
 import { demoCommand } from "./cli/demo.ts"
@@ -22,7 +23,7 @@ import { ExitCode } from "./cli/exitCodes.ts"
 import { loginCommand } from "./cli/login.ts"
 import { logoutCommand } from "./cli/logout.ts"
 import { restoreCommand } from "./cli/restore.ts"
-import { root } from "./cli/root.ts"
+import { cliConfig, flagArgument, logLevelArgument, root } from "./cli/root.ts"
 import { onceShortcut, runCommand } from "./cli/run.ts"
 import { statusCommand } from "./cli/status.ts"
 import { logLayer } from "./log/logLayer.ts"
@@ -46,30 +47,25 @@ const args = onceShortcut(
   subcommands.map((c) => c.name)
 )
 
-/** The value of `--config FILE` / `--config=FILE`, read ahead of the parser for the logger. */
-const configFlag = (argv: ReadonlyArray<string>): Option.Option<string> => {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? ""
-    if (arg === "--") break
-    if (arg.startsWith("--config=")) return Option.some(arg.slice("--config=".length))
-    if (arg === "--config" && i + 1 < argv.length) return Option.fromNullishOr(argv[i + 1])
-  }
-  return Option.none()
-}
+/** `--config FILE`, read ahead of the parser for the logger. */
+const configPath = flagArgument(args, "config")
+
+/** `--log-level`, read ahead of the parser for the logger; it wins over `log.level`. */
+const logLevel = logLevelArgument(args)
 
 /** Shared by the logger and the command: one read of the configuration (and one report of its errors). */
 const configLoader = loadOnce()
 
 /** The logger, from the configuration when it loads, else the defaults. */
 const logging = Layer.unwrap(
-  configLoader(configFlag(args)).pipe(
+  configLoader(configPath).pipe(
     Effect.option,
     Effect.map((loaded) =>
       Option.match(loaded, {
-        onNone: () => logLayer({ level: "info", format: "auto" }),
+        onNone: () => logLayer({ level: Option.getOrElse(logLevel, () => "info"), format: "auto" }),
         onSome: (config) =>
           logLayer({
-            level: config.log.level,
+            level: Option.getOrElse(logLevel, () => config.log.level),
             format: config.log.format,
             scrubber: { secrets: Option.toArray(config.service.api_key) }
           })
@@ -84,8 +80,14 @@ const program = cli(args).pipe(
     Effect.gen(function* () {
       switch (error._tag) {
         case "ConfigError":
-          yield* Console.error(`dlsync: configuration error\n${error.message}`)
+          for (const line of error.message.split("\n")) yield* Console.error(`dlsync: configuration error: ${line}`)
           return ExitCode.config
+        case "NoState":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return ExitCode.config
+        case "EmulatorStartError":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return ExitCode.temporary
         case "RootUnavailable":
         case "LocalOpError":
         case "StoreOpenError":
@@ -110,16 +112,36 @@ const program = cli(args).pipe(
         case "NothingToRestore":
           yield* Console.error(`dlsync: ${error.message}`)
           return ExitCode.usage
-        case "ApiError":
-          yield* Console.error(`dlsync: ${error.message}`)
+        case "ApiError": {
+          const baseUrl = yield* configLoader(configPath).pipe(
+            Effect.map((config) => config.service.base_url),
+            Effect.option
+          )
+          yield* Console.error(`dlsync: ${apiFailureMessage(error, Option.getOrUndefined(baseUrl))}`)
           return apiExitCode(error)
+        }
         default:
           // Command-line parse errors: the CLI has already printed them with the help text.
           return ExitCode.usage
       }
     })
   ),
+  Effect.catchCause((cause) =>
+    Cause.hasInterruptsOnly(cause)
+      ? Effect.failCause(cause)
+      : Effect.gen(function* () {
+          // A defect: dlsync's own bug, not the user's. One line; the trace at debug level.
+          const defect = Cause.squash(cause)
+          const what = defect instanceof Error ? defect.message : String(defect)
+          yield* Console.error(
+            `dlsync: internal error: ${what}; please report it (\`--log-level debug\` shows the details)`
+          )
+          yield* Effect.logDebug("internal error", cause)
+          return ExitCode.software
+        })
+  ),
   Effect.provide(logging),
+  Effect.provide(cliConfig),
   Effect.provideService(ConfigLoader, configLoader),
   Effect.provide(NodeServices.layer)
 )
@@ -139,7 +161,7 @@ const apiExitCode = (error: ApiError): ExitCode => {
 }
 
 NodeRuntime.runMain(program, {
-  disableErrorReporting: false,
+  disableErrorReporting: true,
   teardown: (exit, onExit) => {
     if (Exit.isSuccess(exit)) return onExit(Predicate.isNumber(exit.value) ? exit.value : ExitCode.ok)
     if (Cause.hasInterruptsOnly(exit.cause)) return onExit(ExitCode.ok)

@@ -1,27 +1,51 @@
 import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { ApiClient } from "../api/ApiClient.ts"
+import { ConfigError } from "../config/ConfigError.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { formatDuration, formatRate, formatSize, formatWindow } from "../config/units.ts"
+import { apiLayer } from "../engine/engineLayer.ts"
 import { formatListen } from "../server/ListenAddress.ts"
 import { commandConfig } from "./commandConfig.ts"
+import { checkRunPrerequisites } from "./runPrerequisites.ts"
 
-/** `dlsync config check`: validate the configuration and print it, secrets redacted. */
+/**
+ * `dlsync config check [--online]`: validate the configuration, check what `run` needs
+ * (runPrerequisites.ts; with --online, one request to the service with the credential)
+ * and print the effective settings, secrets redacted. Any problem: exit 78 (77, 75 for a
+ * refused credential or an unreachable service with --online).
+ */
 const check = Command.make(
   "check",
   {
     json: Flag.Boolean("json").pipe(
       Flag.withDescription("Print the effective configuration as JSON"),
       Flag.withDefault(false)
+    ),
+    online: Flag.Boolean("online").pipe(
+      Flag.withDescription("Also reach the service with the credential (one request)"),
+      Flag.withDefault(false)
     )
   },
-  Effect.fn("config.check")(function* ({ json }) {
+  Effect.fn("config.check")(function* ({ json, online }) {
     const config = yield* commandConfig
+    const { problems, credential } = yield* checkRunPrerequisites(config)
+    if (problems.length > 0) return yield* new ConfigError({ problems })
+    const account = online
+      ? Option.some(yield* ApiClient.use((client) => client.account.get).pipe(Effect.provide(apiLayer(config))))
+      : Option.none()
     const view = effectiveView(config)
     if (json) {
       yield* Console.log(JSON.stringify(view, null, 2))
       return
     }
     yield* Console.log(`# configuration OK (${config.file ?? "from the environment only"})`)
+    yield* Console.log(
+      `# mirror root and state directory writable; credential: ${Option.getOrElse(credential, () => "none")}`
+    )
+    if (Option.isSome(account)) {
+      yield* Console.log(`# service reached: signed in as ${account.value.name} <${account.value.email}>`)
+    }
     for (const [section, values] of Object.entries(view.settings)) {
       yield* Console.log(`\n[${section}]`)
       for (const [key, value] of Object.entries(values)) yield* Console.log(`${key} = ${JSON.stringify(value)}`)

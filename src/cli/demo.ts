@@ -17,7 +17,7 @@ import { TokenStore } from "../auth/TokenStore.ts"
 import { loadConfig } from "../config/loadConfig.ts"
 import type { RunningEmulator } from "../emulator/server.ts"
 import { runLayer } from "../engine/engineLayer.ts"
-import { MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
+import { ACTION_WORDS, count, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
 import { VERSION } from "../version.ts"
 
@@ -73,27 +73,34 @@ export const demoCommand = Command.make(
 
     yield* Effect.gen(function* () {
       const pass = yield* MirrorPass
-      yield* showDownloads
-      const step = Effect.fnUntraced(function* (title: string) {
-        const report = yield* pass.run({
-          allowBigDelete: false,
-          fullListing: true,
-          probeFeed: false,
-          onPlan: (s) =>
-            s.downloads > 0 ? Console.log(`  downloading ${s.downloads} files (${formatMiB(s.bytes)})…`) : Effect.void
-        })
+      const step = Effect.fnUntraced(function* () {
+        // Each step's download lines are all printed before its summary.
+        const report = yield* Effect.scoped(
+          Effect.andThen(
+            showDownloads,
+            pass.run({
+              allowBigDelete: false,
+              fullListing: true,
+              probeFeed: false,
+              onPlan: (s) =>
+                s.downloads > 0
+                  ? Console.log(`  downloading ${count(s.downloads, "file")} (${formatMiB(s.bytes)})…`)
+                  : Effect.void
+            })
+          )
+        )
         yield* Console.log(`  ${describe(report)}`)
         for (const f of report.failures) yield* Console.log(`  ! ${f.path}: ${f.reason}`)
-        yield* Console.log(title === "" ? "" : "")
+        yield* Console.log("")
       })
 
       yield* Console.log("1. First mirror of the whole account")
-      yield* step("first")
+      yield* step()
       const changes = remoteChanges(emu)
       for (const change of changes) {
         yield* Console.log(`${change.n}. Remote: ${change.what}`)
         yield* Effect.sync(change.apply)
-        yield* step(change.what)
+        yield* step()
       }
       yield* Console.log("The mirror now:")
       yield* Console.log(renderTree(root))
@@ -153,22 +160,11 @@ const remoteChanges = (emu: RunningEmulator): ReadonlyArray<RemoteChange> => {
 }
 
 const describe = (report: PassReport): string => {
-  const done = Object.entries(report.done).map(([tag, n]) => `${n} ${VERBS[tag] ?? tag}`)
+  const done = Object.entries(report.done).map(([tag, n]) => `${n} ${ACTION_WORDS[tag] ?? tag}`)
   if (report.downloaded > 0) done.push(`${report.downloaded} downloaded (${formatMiB(report.downloadedBytes)})`)
   const locked = report.skipped.locked ?? 0
   if (locked > 0) done.push(`${locked} locked on the remote (fetched once unlocked)`)
   return done.length === 0 ? "nothing to do" : done.join(", ")
-}
-
-const VERBS: Readonly<Record<string, string>> = {
-  Mkdir: "folders created",
-  Rename: "renamed/moved on disk",
-  Trash: "moved to the trash",
-  Delete: "deleted",
-  RemoveFolder: "folders removed",
-  Refresh: "updated",
-  ConflictCopy: "conflict copies kept",
-  Adopt: "adopted"
 }
 
 const formatMiB = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`

@@ -3,7 +3,7 @@
  * SIGTERM. It prints the API and CDN URLs, a personal API key and an OAuth client id; with
  * `--json`, one JSON object on the first line of stdout that scripts and tests parse.
  */
-import { Console, Effect, Option } from "effect"
+import { Console, Effect, Option, Predicate, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { parseLibrarySpec } from "../emulator/library.ts"
 import { type RunningEmulator, startEmulator } from "../emulator/server.ts"
@@ -12,7 +12,7 @@ export const emulatorCommand = Command.make(
   "emulator",
   {
     port: Flag.Int("port").pipe(
-      Flag.withDescription("API port (0 picks a free one)"),
+      Flag.withDescription("API port (default 8787; 0 picks a free one)"),
       Flag.withMetavar("N"),
       Flag.withDefault(8787)
     ),
@@ -66,15 +66,35 @@ export const emulatorCommand = Command.make(
             ...Option.match(flags.contentDir, { onNone: () => ({}), onSome: (contentDir) => ({ contentDir }) }),
             ...Option.match(flags.cdnBase, { onNone: () => ({}), onSome: (cdnBase) => ({ cdnBase }) })
           }),
-        catch: (error) =>
-          new Error(`dlsync emulator: cannot start: ${error instanceof Error ? error.message : String(error)}`)
-      }).pipe(Effect.orDie),
+        catch: (error) => startError(error, flags.host)
+      }),
       (running) => Effect.promise(() => running.close())
     )
     yield* Console.log(flags.json ? JSON.stringify(emulatorJson(emulator)) : emulatorBanner(emulator))
     return yield* Effect.never
   }, Effect.scoped)
 ).pipe(Command.withDescription("Run the Download Service emulator (for the demo, tests and trying dlsync out)"))
+
+/** The emulator could not start (a port in use, an address not on this host). */
+export class EmulatorStartError extends Schema.TaggedError<EmulatorStartError>()("EmulatorStartError", {
+  message: Schema.String
+}) {}
+
+/** One line naming what stopped the start and what to do. */
+const startError = (error: unknown, host: string): EmulatorStartError => {
+  const code = Predicate.hasProperty(error, "code") && Predicate.isString(error.code) ? error.code : undefined
+  const port = Predicate.hasProperty(error, "port") ? String(error.port) : undefined
+  const where = port === undefined ? host : `${host}:${port}`
+  const message =
+    code === "EADDRINUSE"
+      ? `cannot start the emulator: ${where} is already in use (another emulator?); stop it or choose other ports with --port N (and --cdn-port N), or --port 0 for free ones`
+      : code === "EACCES"
+        ? `cannot start the emulator: no permission to listen on ${where}; choose a port above 1023 with --port N`
+        : code === "EADDRNOTAVAIL" || code === "ENOTFOUND"
+          ? `cannot start the emulator: ${host} is not an address of this machine; choose another with --host`
+          : `cannot start the emulator: ${error instanceof Error ? error.message : String(error)}`
+  return new EmulatorStartError({ message })
+}
 
 /** The `--json` line. */
 export const emulatorJson = (emulator: RunningEmulator) => ({

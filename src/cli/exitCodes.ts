@@ -1,7 +1,10 @@
 /**
  * The one place where failures become exit codes (sysexits, as systemd and cron expect):
- * 0 mirror matches · 1 some items failed · 64 usage · 75 temporary (service unreachable,
- * another instance holds the lock) · 77 authentication needed · 78 configuration.
+ * 0 mirror matches · 1 some items failed · 64 usage · 70 software (a defect in dlsync,
+ * never an expected failure) · 75 temporary (service unreachable, another instance holds
+ * the lock, the emulator's port in use) · 77 authentication needed · 78 configuration (also
+ * a missing root, an unusable server.listen, no state for `status`). The README's table
+ * says the same.
  */
 export const ExitCode = {
   ok: 0,

@@ -7,10 +7,10 @@ import * as NodePath from "node:path"
 import { Console, Effect } from "effect"
 import { Argument, Command } from "effect/cli"
 import { NothingToRestore, UsageError } from "../engine/EngineError.ts"
-import { storeLayer } from "../engine/engineLayer.ts"
 import { Store } from "../store/Store.ts"
 import { isBelow } from "../sync/localOps.ts"
 import { commandConfig } from "./commandConfig.ts"
+import { existingStoreLayer } from "./existingStore.ts"
 
 export const restoreCommand = Command.make(
   "restore",
@@ -34,7 +34,7 @@ export const restoreCommand = Command.make(
         }
         return n
       })
-    ).pipe(Effect.provide(storeLayer(config)))
+    ).pipe(Effect.provide(existingStoreLayer(config)))
     if (restored === 0) return yield* new NothingToRestore({ path: rel })
     yield* Console.log(
       `restored ${restored} item(s) at ${rel}; the next pass fetches them (dlsync run --once, or SIGHUP to the daemon)`

@@ -26,7 +26,7 @@ import { runDaemon } from "../engine/Daemon.ts"
 import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
 import { settingsFrom } from "../engine/EngineSettings.ts"
 import { runLayer } from "../engine/engineLayer.ts"
-import { describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
+import { count, describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
 import { statusDocument } from "../engine/statusDocument.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
@@ -35,6 +35,7 @@ import { StatusSource } from "../server/StatusSource.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
+import { formatBytes } from "../transfer/progressFormat.ts"
 import { rateLimitedLine } from "../transfer/progressView.ts"
 import { commandConfig } from "./commandConfig.ts"
 
@@ -98,18 +99,25 @@ export const daemonLayer = (config: AppConfig) => {
 /** One pass with per-file progress lines; lists every failure and fails with ItemsFailed. */
 export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) {
   const pass = yield* MirrorPass
-  yield* logTransfers
-  const report = yield* pass.run({
-    allowBigDelete,
-    fullListing: true,
-    probeFeed: true,
-    onPage: ({ pages, items }) =>
-      pages % 10 === 0 ? Effect.logInfo(`listing: ${pages} pages, ${items} items`) : Effect.void,
-    onPlan: (summary) =>
-      summary.actions > 0
-        ? Effect.logInfo(`plan: ${summary.actions} actions, ${summary.downloads} downloads (${summary.bytes} bytes)`)
-        : Effect.void
-  })
+  // Its own scope: every download line is written before the summary.
+  const report = yield* Effect.scoped(
+    Effect.andThen(
+      logTransfers,
+      pass.run({
+        allowBigDelete,
+        fullListing: true,
+        probeFeed: true,
+        onPage: ({ pages, items }) =>
+          pages % 10 === 0 ? Effect.logInfo(`listing: ${pages} pages, ${items} items`) : Effect.void,
+        onPlan: (summary) =>
+          summary.actions > 0
+            ? Effect.logInfo(
+                `plan: ${summary.actions} actions, ${summary.downloads} downloads (${formatBytes(summary.bytes)})`
+              )
+            : Effect.void
+      })
+    )
+  )
   yield* Console.log(summarize(report))
   if (report.failures.length > 0 || report.held !== null) {
     for (const f of report.failures) yield* Console.error(`failed: ${f.path}: ${f.reason}`)
@@ -133,7 +141,7 @@ export const onceShortcut = (args: ReadonlyArray<string>, subcommands: ReadonlyA
 
 /** The one-line outcome of a pass. */
 export const summarize = (report: PassReport): string =>
-  `${report.remote.mode} mode: ${report.remote.pages} pages, ${report.remote.upserted} updated, ${report.remote.deleted + report.remote.removedUnlisted} removed remotely; ${describeReport(report)}`
+  `${report.remote.mode} mode: ${count(report.remote.pages, "page")}, ${report.remote.upserted} updated, ${report.remote.deleted + report.remote.removedUnlisted} removed remotely; ${describeReport(report)}`
 
 // ---------------------------------------------------------------------------------------
 
@@ -141,7 +149,9 @@ export const summarize = (report: PassReport): string =>
 const logTransfers = forEachTransferEvent((event) => {
   switch (event._tag) {
     case "Finished":
-      return Effect.logInfo(`downloaded ${event.name} (${event.size} bytes in ${event.elapsedMs} ms)`)
+      return Effect.logInfo(
+        `downloaded ${event.name} (${formatBytes(event.size)} in ${formatElapsed(event.elapsedMs)})`
+      )
     case "Parked":
       return Effect.logWarning(`download parked: ${event.name}: ${event.reason}`)
     case "Retrying":
@@ -152,3 +162,5 @@ const logTransfers = forEachTransferEvent((event) => {
       return Effect.void
   }
 })
+
+const formatElapsed = (millis: number): string => (millis < 1000 ? `${millis} ms` : `${(millis / 1000).toFixed(1)} s`)

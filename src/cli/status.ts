@@ -6,10 +6,10 @@
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { settingsFrom } from "../engine/EngineSettings.ts"
-import { storeLayer } from "../engine/engineLayer.ts"
 import { renderStatus, statusDocument } from "../engine/statusDocument.ts"
 import { Store } from "../store/Store.ts"
 import { commandConfig } from "./commandConfig.ts"
+import { existingStoreLayer } from "./existingStore.ts"
 
 export const statusCommand = Command.make(
   "status",
@@ -19,7 +19,7 @@ export const statusCommand = Command.make(
   Effect.fn("status")(function* ({ json }) {
     const config = yield* commandConfig
     const doc = yield* Store.use((store) => statusDocument(store, settingsFrom(config))).pipe(
-      Effect.provide(storeLayer(config))
+      Effect.provide(existingStoreLayer(config))
     )
     yield* Console.log(json ? JSON.stringify(doc, null, 2) : renderStatus(doc))
   })

@@ -1,6 +1,9 @@
 import { Schema } from "effect"
 
-/** One problem with one key, located in the file (with its line) or in the environment. */
+/**
+ * One problem with one key, located in the file (with its line) or in the environment; a
+ * problem with the configuration as a whole (none found) has an empty key and source.
+ */
 export const ConfigProblem = Schema.Struct({
   key: Schema.String,
   message: Schema.String,
@@ -13,7 +16,7 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
   problems: Schema.Array(ConfigProblem)
 }) {
   override get message(): string {
-    return this.problems.map((p) => `${p.source}: ${p.key}: ${p.message}`).join("\n")
+    return this.problems.map((p) => [p.source, p.key, p.message].filter((part) => part !== "").join(": ")).join("\n")
   }
 }
 

@@ -95,6 +95,19 @@ export const sections = {
 export type SectionName = keyof typeof sections
 export const sectionNames: ReadonlyArray<SectionName> = Record.keys(sections)
 
+/**
+ * Whether `section.key` (or anything below it, such as `service.api_key.0`) holds a secret:
+ * a field declared with `secret`. Error messages never echo such a value, whatever its type.
+ */
+export const isSecretField = (path: ReadonlyArray<string>): boolean => secretFields.has(path.slice(0, 2).join("."))
+
+const secretFields: ReadonlySet<string> = new Set(
+  sectionNames.flatMap((section) =>
+    Object.entries(sections[section])
+      .filter(([, f]: [string, Field]) => f.secret === true)
+      .map(([key]) => `${section}.${key}`)
+  )
+)
 /** The schema of one section, built from its fields. */
 const sectionSchema = <F extends Record<string, Field>>(fields: F) =>
   Schema.Struct(Record.map(fields, (f) => f.schema) as { [K in keyof F]: F[K]["schema"] })

@@ -11,7 +11,16 @@ import { parse as parseToml, TomlError } from "smol-toml"
 import type { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { DEFAULT_LISTEN_ADDRESS, type ListenSetting } from "../server/ListenAddress.ts"
 import { ConfigError, type ConfigProblem, configError } from "./ConfigError.ts"
-import { ConfigSchema, DEFAULT_SCOPES, type EnvKind, type SectionName, sectionNames, sections } from "./fields.ts"
+import {
+  ConfigSchema,
+  DEFAULT_SCOPES,
+  type EnvKind,
+  isSecretField,
+  type SectionName,
+  sectionNames,
+  sections
+} from "./fields.ts"
+import { settingProblems } from "./settingProblems.ts"
 import { TRANSFERS_DEFAULTS, type TransfersSettings } from "./transfersSettings.ts"
 
 export type Env = Readonly<Record<string, string | undefined>>
@@ -106,11 +115,19 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
         r._tag === "Fail" ? Option.some(r.error.issue) : Option.none()
       )
     )
-    return yield* new ConfigError({ problems: issue ? describeIssue(issue, values, origins) : [] })
+    const problems = issue ? describeIssue(issue, values, origins) : []
+    // Nothing found anywhere: say where dlsync looked rather than list every missing key.
+    if (file === undefined && fromEnv.size === 0) return yield* noConfigFound(options.env)
+    return yield* new ConfigError({ problems })
   }
   const raw = decoded.value
   const base = file === undefined ? options.cwd : NodePath.dirname(file)
-  const resolvePath = (key: string, p: string) => NodePath.resolve(fromEnv.has(key) ? options.cwd : base, p)
+  // "~/…" is the user's home, as in a shell; other relative paths are relative to the file.
+  const home = options.env.HOME
+  const resolvePath = (key: string, p: string) =>
+    home !== undefined && (p === "~" || p.startsWith("~/"))
+      ? NodePath.join(home, p.slice(1))
+      : NodePath.resolve(fromEnv.has(key) ? options.cwd : base, p)
 
   let apiKey = Option.fromNullishOr(raw.service.api_key)
   if (raw.service.api_key_file !== undefined) {
@@ -130,10 +147,17 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
         sourceOf("service.api_key_file", origins)
       )
     }
+    if (/[\r\n]/.test(secret)) {
+      return yield* configError(
+        "service.api_key_file",
+        `${keyFile} holds more than one line; it must hold the API key alone`,
+        sourceOf("service.api_key_file", origins)
+      )
+    }
     apiKey = Option.some(Redacted.make(secret))
   }
 
-  return {
+  const config: AppConfig = {
     file,
     service: {
       base_url: raw.service.base_url.replace(/\/+$/, ""),
@@ -174,6 +198,9 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       max_requests_per_minute: raw.app_state?.max_requests_per_minute ?? DEFAULTS.max_requests_per_minute
     }
   }
+  const unworkable = settingProblems(config).map((p) => ({ ...p, source: sourceOf(p.key, origins) }))
+  if (unworkable.length > 0) return yield* new ConfigError({ problems: unworkable })
+  return config
 })
 
 /** Where the state lives when `mirror.state_dir` is not set: systemd's StateDirectory, else XDG. */
@@ -186,6 +213,17 @@ export const defaultConfigPaths = (env: Env): ReadonlyArray<string> => [
   NodePath.join(env.XDG_CONFIG_HOME || NodePath.join(env.HOME ?? "/", ".config"), "dlsync", "config.toml"),
   "/etc/dlsync/config.toml"
 ]
+
+/** The error when no configuration was found at all: where dlsync looked, and what to do. */
+const noConfigFound = (env: Env): Effect.Effect<never, ConfigError> =>
+  Effect.fail(
+    configError(
+      "",
+      `no configuration file found (looked for --config FILE, $DLSYNC_CONFIG, ${defaultConfigPaths(env).join(", ")}); ` +
+        "write one from config.example.toml there, or pass --config FILE",
+      ""
+    )
+  )
 
 /** The environment variable that overrides `section.key`. */
 export const envName = (section: string, key: string): string => `DLSYNC_${section}_${key}`.toUpperCase()
@@ -265,7 +303,7 @@ const overlayEnv = (
       if (parsed === undefined) {
         problems.push({
           key: `${section}.${key}`,
-          message: `expected ${kind}, got ${JSON.stringify(raw)}`,
+          message: isSecretField([section, key]) ? `expected ${kind}` : `expected ${kind}, got ${JSON.stringify(raw)}`,
           source: name
         })
         continue
@@ -337,9 +375,16 @@ const describeIssue = (issue: SchemaIssue.Issue, values: unknown, origins: Origi
   formatter(issue).issues.map((i) => {
     const path = (i.path ?? []).map((p) => String(Predicate.isObject(p) && "key" in p ? p.key : p))
     const key = path.join(".")
+    const source = sourceOf(key, origins)
+    const friendly = FRIENDLY_MESSAGES[i.message]
+    if (friendly !== undefined) return { key: key || "config", message: friendly, source }
+    // A secret's value is never shown, whatever its type: only what was expected.
+    if (isSecretField(path)) return { key, message: `${withoutValue(i.message)} (the value is not shown)`, source }
     const value = path.reduce<unknown>((v, k) => (Predicate.hasProperty(v, k) ? v[k] : undefined), values)
     const showValue = value !== undefined && !i.message.includes(", got ")
-    const message =
-      FRIENDLY_MESSAGES[i.message] ?? (showValue ? `${i.message}, got ${JSON.stringify(value)}` : i.message)
-    return { key: key || "config", message, source: sourceOf(key, origins) }
+    const message = showValue ? `${i.message}, got ${JSON.stringify(value)}` : i.message
+    return { key: key || "config", message, source }
   })
+
+/** A schema message without the value it quotes ("Expected string, got [...]" → "Expected string"). */
+const withoutValue = (message: string): string => message.split(/,? got /)[0] ?? "invalid value"

@@ -31,6 +31,7 @@ import { type LocalOpError, LocalOps, type RootUnavailable } from "../sync/local
 import { runPass } from "../sync/pass.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import type { Action, SkipCode } from "../sync/planner.ts"
+import { mapTree, unmatchedFilters } from "../sync/tree.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { type CatchUpOptions, type CatchUpResult, RemoteSync } from "./RemoteSync.ts"
 import { TransferDownloads } from "./TransferDownloads.ts"
@@ -129,6 +130,20 @@ export class MirrorPass extends Context.Service<
         }
       })
 
+      // Filters that select nothing in a complete listing: warned once, and again when they change.
+      let warnedFilters = ""
+      const warnUnmatchedFilters = Effect.fnUntraced(function* (caseInsensitive: boolean) {
+        const { folders, include, exclude } = settings.mirror
+        if (folders.length + include.length + exclude.length === 0) return
+        if (!(yield* store.feed.state).listingComplete) return
+        const config = planConfigOf(settings.mirror, caseInsensitive)
+        const unmatched = unmatchedFilters(mapTree(yield* store.remote.all, config), config)
+        const key = unmatched.join("\n")
+        if (key === warnedFilters) return
+        warnedFilters = key
+        for (const line of unmatched) yield* Effect.logWarning(`${line}; check the spelling (see \`dlsync status\`)`)
+      })
+
       const reconcile = Effect.fn("MirrorPass.reconcile")(function* (options: ReconcileOptions) {
         // The root first: the case probe writes under .dlsync, which an unmounted root must not get.
         yield* ops.checkRoot((yield* store.local.count) > 0)
@@ -141,6 +156,7 @@ export class MirrorPass extends Context.Service<
           allowBigDelete: options.allowBigDelete
         }).pipe(Effect.provide(context), Semaphore.withPermit(remoteTurn))
         yield* reportSkips(pass.actions)
+        yield* warnUnmatchedFilters(caseInsensitive)
         const queued = pass.actions.filter((a) => a._tag === "Download")
         if (options.onPlan !== undefined) {
           yield* options.onPlan({
@@ -210,15 +226,43 @@ export class MirrorPass extends Context.Service<
   )
 }
 
-/** One line summing up a pass, for the log and the event log. */
+/** One line summing up a pass, for the log and the event log, in a user's words. */
 export const describeReport = (report: ReconcileReport): string => {
   const parts: Array<string> = []
-  for (const [tag, n] of Object.entries(report.done)) parts.push(`${tag} ${n}`)
-  parts.push(`downloaded ${report.downloaded}`)
-  for (const [code, n] of Object.entries(report.skipped)) parts.push(`skipped ${code} ${n}`)
-  if (report.held !== null) parts.push(`big delete held (${report.held.count} files)`)
-  parts.push(`failed ${report.failures.length}`)
+  for (const [tag, n] of Object.entries(report.done)) parts.push(`${n} ${ACTION_WORDS[tag] ?? tag}`)
+  parts.push(`${count(report.downloaded, "file")} downloaded`)
+  for (const [code, n] of Object.entries(report.skipped)) parts.push(`${n} skipped (${SKIP_WORDS[code] ?? code})`)
+  if (report.held !== null) parts.push(`a big delete of ${count(report.held.count, "file")} held`)
+  parts.push(`${report.failures.length} failed`)
   return `pass: ${parts.join(", ")}`
+}
+
+/** "1 file", "2 files". */
+export const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`
+
+/** What each local action did, as a user says it ("3 folders created"). */
+export const ACTION_WORDS: Readonly<Record<string, string>> = {
+  Mkdir: "folders created",
+  Rename: "renamed or moved on disk",
+  Trash: "moved to the trash",
+  Delete: "deleted",
+  RemoveFolder: "folders removed",
+  Refresh: "updated",
+  ConflictCopy: "conflict copies kept",
+  Adopt: "already there (adopted)",
+  MarkLocallyDeleted: "deleted by you locally (kept deleted)",
+  Forget: "no longer tracked"
+}
+
+const SKIP_WORDS: Readonly<Record<string, string>> = {
+  locked: "locked on the remote",
+  filtered: "outside the filters",
+  too_big: "larger than mirror.max_file_size",
+  broken_parent: "broken remote folder",
+  locally_deleted: "deleted by you locally",
+  occupied: "path taken by a file dlsync did not write",
+  modified_locally: "changed locally",
+  parent_blocked: "folder blocked"
 }
 
 // ---------------------------------------------------------------------------------------

@@ -94,6 +94,18 @@ export const transferLinksLayer: Layer.Layer<TransferLinks, never, ApiClient> = 
 )
 
 /** Everything `run` needs, after the instance lock. */
+/** The API client with the configured credential; Credentials and AuthStatus are kept in the output (app state reads AuthStatus). */
+export const apiLayer = (config: AppConfig, login: { readonly waitForLogin?: boolean } = {}) =>
+  ApiClient.layerLive({ baseUrl: config.service.base_url, authUrl: config.service.auth_url }).pipe(
+    Layer.provideMerge(
+      credentialsFromConfig(config, login).pipe(
+        Layer.provide(OAuthEndpoints.layer),
+        Layer.provide(ApiEndpoints.layer({ baseUrl: config.service.base_url, authUrl: config.service.auth_url })),
+        Layer.provide(ApiTransport.layerUndici)
+      )
+    )
+  )
+
 export const runLayer = (
   config: AppConfig,
   /** The daemon starts without a usable sign-in and waits for `dlsync login`; a single pass fails at once (77). */
@@ -110,16 +122,7 @@ export const runLayer = (
   | AppStateWriter,
   EngineBuildError | InstanceLocked
 > => {
-  // Credentials and AuthStatus are kept in the output: app state reads AuthStatus.
-  const api = ApiClient.layerLive({ baseUrl: config.service.base_url, authUrl: config.service.auth_url }).pipe(
-    Layer.provideMerge(
-      credentialsFromConfig(config, login).pipe(
-        Layer.provide(OAuthEndpoints.layer),
-        Layer.provide(ApiEndpoints.layer({ baseUrl: config.service.base_url, authUrl: config.service.auth_url })),
-        Layer.provide(ApiTransport.layerUndici)
-      )
-    )
-  )
+  const api = apiLayer(config, login)
   const options = transferOptions(config.transfers)
   const links = transferLinksLayer
   // run --once does not wait out a long rate limit: it ends (exit 75) and the next run resumes.

@@ -3,12 +3,13 @@
  * alone, so it tells the truth after a restart and while another dlsync runs.
  */
 import { DateTime, Effect } from "effect"
-import { formatDuration, formatSize } from "../config/units.ts"
+import { formatDuration } from "../config/units.ts"
 import { liveLockHolder } from "../store/instanceLock.ts"
 import type { Store } from "../store/Store.ts"
 import { fullListingInterval, LISTING_REQUESTS_PER_HOUR, listingCostOf } from "../sync/listingCadence.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
-import { mapTree } from "../sync/tree.ts"
+import { mapTree, unmatchedFilters } from "../sync/tree.ts"
+import { formatBytes } from "../transfer/progressFormat.ts"
 import type { EngineSettingsShape } from "./EngineSettings.ts"
 import { renderTransfers, type TransfersStatus, transfersStatus } from "./transfersStatus.ts"
 
@@ -35,6 +36,8 @@ export interface StatusDocument {
   readonly locallyDeleted: ReadonlyArray<string>
   /** In-scope items whose local name is shortened so that their paths fit PATH_MAX (tree.ts). */
   readonly shortened: ReadonlyArray<{ readonly path: string; readonly remoteId: string; readonly name: string }>
+  /** Filters that select nothing in the last complete listing (a likely typo). */
+  readonly filterWarnings: ReadonlyArray<string>
   readonly recentProblems: ReadonlyArray<{ readonly at: string; readonly kind: string; readonly message: string }>
   /** App-state entries not yet written to the service (OAuth): the next run or the daemon writes them. */
   readonly appState: { readonly queued: number }
@@ -76,7 +79,9 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
   const deletedIds = new Set(markers.map((m) => m.remoteId))
   // caseInsensitive does not change which items are in scope, only their names (a shortened
   // item is shown at the path its entry records).
-  const tree = mapTree(remote, planConfigOf(settings.mirror, false))
+  const config = planConfigOf(settings.mirror, false)
+  const tree = mapTree(remote, config)
+  const filterWarnings = feed.listingComplete ? unmatchedFilters(tree, config) : []
   let pending = 0
   const locked: Array<string> = []
   const shortened: Array<StatusDocument["shortened"][number]> = []
@@ -116,6 +121,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
       held.length === 0 ? null : { count: held.length, since: held[0]?.heldAt ?? "", paths: held.map((h) => h.path) },
     locallyDeleted: markers.map((m) => m.path),
     shortened,
+    filterWarnings,
     recentProblems: events
       .filter((e) => e.level !== "info")
       .slice(-20)
@@ -150,7 +156,7 @@ export const renderStatus = (doc: StatusDocument): string => {
       .map(([k, v]) => `${v} ${k}`)
       .join(", ")}`
   )
-  lines.push(`bytes:           ${formatSize(doc.bytes.mirrored)} mirrored, ${formatSize(doc.bytes.pending)} pending`)
+  lines.push(`bytes:           ${formatBytes(doc.bytes.mirrored)} mirrored, ${formatBytes(doc.bytes.pending)} pending`)
   lines.push(...renderTransfers(doc.transfers))
   lines.push(`cursor age:      ${doc.cursor.ageSeconds === null ? "none" : `${doc.cursor.ageSeconds} s`}`)
   lines.push(`last poll:       ${doc.lastPollAt ?? "never"}`)
@@ -174,6 +180,7 @@ export const renderStatus = (doc: StatusDocument): string => {
   )
   list("locked on the remote", doc.locked)
   list("deleted locally (dlsync restore PATH brings one back)", doc.locallyDeleted)
+  list("filters that select nothing", doc.filterWarnings)
   list(
     "shortened names (the full path would pass PATH_MAX)",
     doc.shortened.map((s) => `${s.path} (remote name: ${s.name})`)

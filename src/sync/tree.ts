@@ -186,6 +186,37 @@ export const mapTree = (items: Iterable<RemoteItem>, config: TreeConfig): Mapped
 export const maxPathBytesUnder = (root: string): number =>
   MAX_PATH_BYTES - 1 - utf8Length(root) - 1 - RESERVED_PATH_BYTES
 
+/**
+ * The filters that select nothing in `tree`: a `folders` entry naming no folder, an
+ * `include` pattern matching no file, an `exclude` pattern matching nothing. Meaningful on
+ * a complete listing only; a likely typo, so the caller warns (an empty account is not an
+ * error).
+ */
+export const unmatchedFilters = (tree: MappedTree, config: TreeConfig): ReadonlyArray<string> => {
+  const fold = (p: string) => foldName(p, config.caseInsensitive)
+  const unmatched: Array<string> = []
+  for (const folder of config.folders) {
+    const wanted = fold(folder.replace(/^\/+|\/+$/g, ""))
+    if (wanted === "") continue
+    if (!tree.placed.some((p) => p.item.type === "folder" && fold(p.path) === wanted)) {
+      unmatched.push(`mirror.folders: ${JSON.stringify(folder)} names no folder of the account`)
+    }
+  }
+  for (const pattern of config.include) {
+    const glob = compileGlob(pattern)
+    if (!tree.placed.some((p) => p.item.type === "file" && Glob.match(glob, p.path))) {
+      unmatched.push(`mirror.include: ${JSON.stringify(pattern)} matches no file of the account`)
+    }
+  }
+  for (const pattern of config.exclude) {
+    const glob = compileGlob(pattern)
+    if (!tree.placed.some((p) => Glob.match(glob, p.item.type === "folder" ? `${p.path}/` : p.path))) {
+      unmatched.push(`mirror.exclude: ${JSON.stringify(pattern)} matches nothing in the account`)
+    }
+  }
+  return unmatched
+}
+
 /** Whether `path` is `prefix` itself or lies below it. */
 export const isWithin = (path: string, prefix: string): boolean => path === prefix || path.startsWith(prefix + "/")
 

@@ -7,7 +7,7 @@
  * renderer asks for a snapshot, over a sliding window of the samples it took, so
  * progress costs nothing per chunk.
  */
-import { Context, Effect, Layer, Queue, type Scope } from "effect"
+import { Context, Effect, Fiber, Layer, Queue, type Scope } from "effect"
 
 export type TransferEvent =
   | {
@@ -104,7 +104,9 @@ export class ProgressTracker extends Context.Service<ProgressTracker, ProgressTr
 
 /**
  * Runs `handle` on every transfer event, in order and one at a time, for the length of
- * the scope. The tracker's listener only enqueues, so the byte path never waits on it.
+ * the scope; events still queued when the scope closes are handled before it is closed,
+ * so a line about a file never comes after what the caller prints next. The tracker's
+ * listener only enqueues, so the byte path never waits on it.
  */
 export const forEachTransferEvent = <R>(
   handle: (event: TransferEvent) => Effect.Effect<void, never, R>
@@ -116,7 +118,13 @@ export const forEachTransferEvent = <R>(
       Effect.sync(() => progress.subscribe((event) => Queue.offerUnsafe(events, event))),
       (unsubscribe) => Effect.sync(unsubscribe)
     )
-    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), handle)))
+    const loop = yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), handle)))
+    yield* Effect.addFinalizer(() =>
+      Fiber.interrupt(loop).pipe(
+        Effect.andThen(Queue.clear(events)),
+        Effect.flatMap((rest) => Effect.forEach(rest, handle, { discard: true }))
+      )
+    )
   })
 
 /** Rates are measured over this window. */

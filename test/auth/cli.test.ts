@@ -9,12 +9,15 @@ import { TestClock, TestConsole } from "effect/testing"
 import { makeTokenStore, TOKEN_FILE } from "../../src/auth/TokenStore.ts"
 import { loginCommand } from "../../src/cli/login.ts"
 import { logoutCommand } from "../../src/cli/logout.ts"
-import { root } from "../../src/cli/root.ts"
+import { cliConfig, root } from "../../src/cli/root.ts"
 import { authStateArea } from "../../src/emulator/oauthArea.ts"
 import type { RunningEmulator } from "../../src/emulator/server.ts"
 import { seedTokens, useEmulator, useStateDir } from "./support/fixtures.ts"
 
-const cli = Command.runWith(root.pipe(Command.withSubcommands([loginCommand, logoutCommand])), { version: "test" })
+const cli = (args: ReadonlyArray<string>) =>
+  Command.runWith(root.pipe(Command.withSubcommands([loginCommand, logoutCommand])), { version: "test" })(args).pipe(
+    Effect.provide(cliConfig)
+  )
 
 const writeConfig = (e: RunningEmulator, dir: string, clientId: string | undefined) => {
   const file = Path.join(dir, "config.toml")

@@ -9,7 +9,7 @@ describe("config.example.toml", () => {
     Effect.gen(function* () {
       const file = Path.resolve(import.meta.dirname, "../../config.example.toml")
       const config = yield* loadConfig({ path: Option.some(file), env: { HOME: "/home/u" }, cwd: "/" })
-      assert.strictEqual(config.mirror.root, "/srv/media/downloads")
+      assert.strictEqual(config.mirror.root, "/srv/dlsync")
     }).pipe(Effect.provide(NodeServices.layer))
   )
 })

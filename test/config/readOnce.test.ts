@@ -39,8 +39,10 @@ const cliEnv = (home: string, extra: Record<string, string> = {}): Record<string
 describe("the configuration is read once", { timeout: 60_000 }, () => {
   it("config check --config PIPE: loads and prints it", async () => {
     const pipe = pipeOnce(
-      `[service]\nbase_url = "http://127.0.0.1:9/api/v1"\n\n[mirror]\nroot = "mirror"\n\n[log]\nlevel = "debug"\n`
+      `[service]\nbase_url = "http://127.0.0.1:9/api/v1"\napi_key = "k"\n\n[mirror]\nroot = "mirror"\n\n[log]\nlevel = "debug"\n`
     )
+    // config check checks what `run` needs: the root must exist.
+    Fs.mkdirSync(Path.join(pipe.dir, "mirror"))
     const result = await spawnCli(["config", "check", "--config", pipe.file], cliEnv(pipe.dir), 20_000).exit.finally(
       pipe.release
     )

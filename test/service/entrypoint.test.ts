@@ -239,7 +239,8 @@ describe("docker/entrypoint.sh started as a non-root user (compose `user:`)", ()
 describe("docker/entrypoint.sh end to end", () => {
   it("hands the image's DLSYNC_* defaults to the real dlsync (config check)", () => {
     const run = runEntrypoint({
-      env: { DLSYNC_SERVICE_BASE_URL: "https://x.test/api/v1" },
+      // config check also wants a credential, as `run` does.
+      env: { DLSYNC_SERVICE_BASE_URL: "https://x.test/api/v1", DLSYNC_SERVICE_API_KEY: "k" },
       args: ["config", "check", "--json"],
       realNode: true
     })

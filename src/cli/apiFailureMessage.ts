@@ -1,0 +1,40 @@
+/**
+ * The line a user reads when a command stops on a request to the service: what failed in
+ * plain words, which host, and what to check. A failure to reach the service names the
+ * host and the system's reason (refused, unknown host, timed out) instead of transport
+ * jargon; other failures keep the request and the service's own answer.
+ */
+import type { ApiError } from "../api/ApiError.ts"
+
+export const apiFailureMessage = (error: ApiError, baseUrl: string | undefined): string => {
+  const reason = error.reason
+  if (reason._tag !== "Transport") return error.message
+  const host = hostOf(baseUrl)
+  const where = host === undefined ? "the service" : `the service at ${host}`
+  const why = reason.timedOut ? "no answer in time" : (reasonOf(reason.message) ?? reason.message)
+  return `cannot reach ${where} (${why}); check service.base_url, that the host is up and that this machine can reach it (network, DNS, proxy), then try again`
+}
+
+const hostOf = (url: string | undefined): string | undefined => {
+  if (url === undefined || !URL.canParse(url)) return undefined
+  return new URL(url).host
+}
+
+/** The system error code in a transport message, in words. */
+const reasonOf = (message: string): string | undefined => {
+  for (const [code, words] of Object.entries(CODES)) if (message.includes(code)) return words
+  return undefined
+}
+
+const CODES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused: nothing listens on that port",
+  ENOTFOUND: "host name not found",
+  EAI_AGAIN: "host name lookup failed for now",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ECONNRESET: "connection reset",
+  ETIMEDOUT: "connection timed out",
+  UND_ERR_CONNECT_TIMEOUT: "connection timed out",
+  CERT: "TLS certificate refused",
+  UNABLE_TO_VERIFY: "TLS certificate refused"
+}

@@ -1,0 +1,33 @@
+/**
+ * The store of a state directory that dlsync has already run with, for the commands that
+ * only read or amend it (`status`, `restore`): with no store there they say so and which
+ * directory they read, and create nothing. The usual cause is reading another user's
+ * state: the systemd service keeps its own in /var/lib/dlsync.
+ */
+import * as NodePath from "node:path"
+import { Effect, FileSystem, Layer, Schema } from "effect"
+import type { AppConfig } from "../config/loadConfig.ts"
+import { storeLayer } from "../engine/engineLayer.ts"
+import { DATABASE_FILE } from "../store/Database.ts"
+
+export class NoState extends Schema.TaggedError<NoState>()("NoState", { stateDir: Schema.String }) {
+  override get message(): string {
+    return (
+      `no dlsync state in ${this.stateDir} (mirror.state_dir): dlsync has not run with this state directory; ` +
+      "run `dlsync run --once` first, or read the service's state as its user " +
+      "(e.g. `sudo -u dlsync dlsync status --config /etc/dlsync/config.toml`)"
+    )
+  }
+}
+
+/** `storeLayer`, or NoState when the state directory holds no store. */
+export const existingStoreLayer = (config: AppConfig) =>
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const file = NodePath.join(config.mirror.state_dir, DATABASE_FILE)
+      const present = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+      if (!present) return yield* new NoState({ stateDir: config.mirror.state_dir })
+      return storeLayer(config)
+    })
+  )
