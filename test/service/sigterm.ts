@@ -54,7 +54,7 @@ export const startThenSigterm = async (options: {
   const pid = child.pid ?? 0
   let tree: Array<ProcessInfo> = []
   try {
-    await waitUntil(() => output.includes("pass: downloaded") && holder() !== undefined, 90_000, `a pass\n${output}`)
+    await waitUntil(() => /pass: .* downloaded/.test(output) && holder() !== undefined, 90_000, `a pass\n${output}`)
     tree = [processInfo(pid), ...descendants(pid)].filter((p) => p !== undefined)
     const lockHolder = holder() ?? 0
     child.kill("SIGTERM")
