@@ -9,6 +9,7 @@
  * work on every API route.
  */
 import { AppStorage } from "./appStorage.ts"
+import type { EmulatorContext } from "./context.ts"
 import { type DownloadHost, Downloads } from "./downloads.ts"
 import { FileStateStore } from "./fileState.ts"
 import type { Route } from "./http.ts"
@@ -17,7 +18,6 @@ import { downloadsControlRoutes, downloadsRoutes } from "./routes/downloads.ts"
 import { oauthControlRoutes, oauthRoutes } from "./routes/oauth.ts"
 import { stateRoutes } from "./routes/state.ts"
 import { storageRoutes } from "./routes/storage.ts"
-import type { EmulatorContext } from "./server.ts"
 import type { EmulatorState } from "./state.ts"
 import { WebhookSender } from "./webhooks.ts"
 
