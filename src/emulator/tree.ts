@@ -355,24 +355,12 @@ export class FileTree {
   }
 
   #link(item: Item): void {
-    const key = item.parentId ?? ""
-    let set = this.#children.get(key)
-    if (!set) {
-      set = new Set()
-      this.#children.set(key, set)
-    }
-    set.add(item.id)
+    addToSet(this.#children, item.parentId ?? "", item.id)
     this.#linkDownload(item)
   }
 
   #linkDownload(item: Item): void {
-    if (item.downloadId === null) return
-    let set = this.#byDownload.get(item.downloadId)
-    if (!set) {
-      set = new Set()
-      this.#byDownload.set(item.downloadId, set)
-    }
-    set.add(item.id)
+    if (item.downloadId !== null) addToSet(this.#byDownload, item.downloadId, item.id)
   }
 
   #unlinkParent(item: Item): void {
@@ -418,3 +406,10 @@ export class FileTree {
 }
 
 const EMPTY: ReadonlySet<string> = new Set()
+
+/** Adds `id` to the set under `key`, creating the set on first use. */
+const addToSet = (sets: Map<string, Set<string>>, key: string, id: string): void => {
+  const set = sets.get(key)
+  if (set === undefined) sets.set(key, new Set([id]))
+  else set.add(id)
+}
