@@ -15,7 +15,7 @@
 import { createHash } from "node:crypto"
 import { open } from "node:fs/promises"
 import { join } from "node:path"
-import type { Item } from "./tree.ts"
+import type { Item } from "./item.ts"
 
 /** The key of an item's current bytes: editing the content gives new bytes. */
 export const contentKey = (fileId: string, contentVersion = 1): string =>

@@ -6,13 +6,13 @@
  * RangeError (invalid arguments).
  */
 
+import type { EmulatorContext } from "./context.ts"
 import type { Fault, FaultSpec } from "./faults.ts"
+import { type DeleteOutcome, type Item, type ItemPatch, type PosterSpec, TreeError } from "./item.ts"
 import { classify, type Kind } from "./kinds.ts"
 import type { Media } from "./media.ts"
 import type { LoggedRequest, Origin } from "./requestLog.ts"
-import type { EmulatorContext } from "./server.ts"
 import { type Account, ALL_SCOPES, type Limits, type User } from "./state.ts"
-import { type DeleteOutcome, type Item, type ItemPatch, type PosterSpec, TreeError } from "./tree.ts"
 
 export interface NewFile {
   readonly userId?: string | undefined

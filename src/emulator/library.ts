@@ -10,11 +10,12 @@
  *   folder), every tenth a video with media; 100,000 files take well under a second.
  * - `empty`: nothing.
  */
+
+import type { PosterSpec } from "./item.ts"
 import type { Kind } from "./kinds.ts"
 import { classify } from "./kinds.ts"
 import { sampleMedia } from "./media.ts"
 import type { EmulatorState } from "./state.ts"
-import type { PosterSpec } from "./tree.ts"
 
 export type LibrarySpec =
   | { readonly kind: "empty" }

@@ -4,7 +4,8 @@
  * API routes.
  *
  * Invariants:
- * - A refresh token works once: using it kills it and returns a replacement (rotation).
+ * - A refresh token works once: using it kills it and returns a replacement (rotation,
+ *   oauthGrants.ts).
  * - A device code issues tokens once; an authorization code is exchanged once.
  * - The device polling interval starts at 5 s, grows by 5 s on each `slow_down` and never
  *   shrinks; "too fast" is measured from the previous poll (the first poll is never too fast).
@@ -12,9 +13,12 @@
  *   every 401 carries `WWW-Authenticate`.
  * - Time is `now()` (ms since epoch) so tests advance a clock instead of sleeping.
  */
-import { createHash, randomBytes, randomInt } from "node:crypto"
-import { oauthError, type Principal, type RouteResult } from "./http.ts"
+import { createHash, randomInt } from "node:crypto"
+import type { Principal, RouteResult } from "./http.ts"
+import { DEVICE_CLIENT_ID, defaultClients, type OAuthClient } from "./oauthClients.ts"
+import { OAuthGrants, randomToken, type TokenPair } from "./oauthGrants.ts"
 import { RateLimiter } from "./oauthRateLimiter.ts"
+import { challenge, invalidClient, tokenError, tokenOk } from "./oauthResponses.ts"
 import { type AccessTokens, ALL_SCOPES } from "./state.ts"
 
 export const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -24,25 +28,6 @@ export const DEVICE_AUTHORIZE_PER_MINUTE = 30
 export const AUTHORIZATION_CODE_LIFETIME_SECONDS = 600
 export const USER_CODE_PATTERN = /^[A-HJKMNP-Z2-9]{4}-[A-HJKMNP-Z2-9]{4}$/
 export const CODE_VERIFIER_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/
-
-/** The registered clients; ids are fixed so scripts and tests can name them. */
-export const DEVICE_CLIENT_ID = "6f1c2a0e-3b1d-4c55-9a57-0d1e2f3a4b5c"
-export const CONFIDENTIAL_CLIENT_ID = "9b2e4d6f-8a0c-4e1f-b3d5-7c9e1a2b3c4d"
-export const CONFIDENTIAL_CLIENT_SECRET = "emulator-confidential-secret"
-export const WEB_CLIENT_ID = "2d4f6a8c-0e1a-4b3c-8d5e-6f7a8b9c0d1e"
-export const DISABLED_CLIENT_ID = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-/** Redirect URI registered for the web and confidential clients. */
-export const REDIRECT_URI = "http://127.0.0.1/callback"
-
-export interface OAuthClient {
-  readonly id: string
-  readonly name: string
-  /** Public clients have no secret; confidential clients must send it. */
-  readonly secret: string | undefined
-  readonly deviceFlow: boolean
-  readonly redirectUris: ReadonlyArray<string>
-  readonly disabled: boolean
-}
 
 export interface OAuthOptions {
   /** The service's `{auth_url}` (no trailing slash); a function because the port is bound late. */
@@ -56,23 +41,11 @@ export interface OAuthOptions {
   readonly accessTokenLifetimeSeconds?: number
 }
 
-export interface TokenPair {
-  readonly token_type: "Bearer"
-  readonly expires_in: number
-  readonly access_token: string
-  readonly refresh_token: string
-  readonly scope: string
-}
-
 /** The OAuth server's state; every method is synchronous and deterministic given `now`. */
 export class OAuthServer implements AccessTokens {
   readonly clients: ReadonlyMap<string, OAuthClient>
   readonly #options: OAuthOptions
-  /** Lifetime of newly issued access tokens; tests shorten it to watch tokens expire. */
-  accessTokenLifetimeSeconds: number
-  readonly #grants = new Map<string, Grant>()
-  readonly #accessTokens = new Map<string, AccessToken>()
-  readonly #refreshTokens = new Map<string, string>()
+  readonly #grants: OAuthGrants
   readonly #deviceCodes = new Map<string, DeviceCode>()
   readonly #userCodes = new Map<string, string>()
   readonly #authorizationCodes = new Map<string, AuthorizationCode>()
@@ -80,7 +53,7 @@ export class OAuthServer implements AccessTokens {
 
   constructor(options: OAuthOptions) {
     this.#options = options
-    this.accessTokenLifetimeSeconds = options.accessTokenLifetimeSeconds ?? 3600
+    this.#grants = new OAuthGrants(options.now, options.accessTokenLifetimeSeconds ?? 3600)
     this.clients = new Map(defaultClients(options.deviceClientId ?? DEVICE_CLIENT_ID).map((c) => [c.id, c]))
   }
 
@@ -202,18 +175,12 @@ export class OAuthServer implements AccessTokens {
 
   /** The principal behind a live access token, or undefined (unknown, expired or revoked). */
   resolveAccessToken(token: string): Principal | undefined {
-    const access = this.#accessTokens.get(token)
-    if (access === undefined || access.expiresAt <= this.#options.now()) return undefined
-    const grant = this.#grants.get(access.grantId)
-    if (grant === undefined) return undefined
-    return { kind: "oauth", userId: grant.userId, clientId: grant.clientId, scopes: new Set(grant.scopes) }
+    return this.#grants.resolveAccessToken(token)
   }
 
   /** Issues a fresh grant with a token pair directly (the emulator's `--json` ready pair). */
   issueTokens(userId: string, clientId: string, scopes: ReadonlyArray<string>): TokenPair {
-    const grantId = randomToken("g")
-    this.#grants.set(grantId, { userId, clientId, scopes: [...scopes] })
-    return this.#mint(grantId)
+    return this.#grants.issue(userId, clientId, scopes)
   }
 
   /** `AccessTokens.issue`: the same as `issueTokens`, in the shape the server's `--json` output takes. */
@@ -238,22 +205,12 @@ export class OAuthServer implements AccessTokens {
 
   /** Control: revokes the grant behind an access or refresh token (both tokens die). */
   revoke(token: string): boolean {
-    const grantId = this.#accessTokens.get(token)?.grantId ?? this.#refreshTokens.get(token)
-    if (grantId === undefined || !this.#grants.has(grantId)) return false
-    this.#dropGrant(grantId)
-    return true
+    return this.#grants.revoke(token)
   }
 
   /** Control: revokes every grant of a user (optionally only of one client); returns how many. */
   revokeAll(userId: string, clientId?: string): number {
-    let n = 0
-    for (const [id, grant] of this.#grants) {
-      if (grant.userId === userId && (clientId === undefined || grant.clientId === clientId)) {
-        this.#dropGrant(id)
-        n++
-      }
-    }
-    return n
+    return this.#grants.revokeAll(userId, clientId)
   }
 
   #decide(userCode: string, status: DeviceStatus): boolean {
@@ -337,15 +294,14 @@ export class OAuthServer implements AccessTokens {
   #refreshGrant(form: URLSearchParams): RouteResult {
     const refreshToken = form.get("refresh_token")
     if (!refreshToken) return tokenError(400, "invalid_request", { message: "refresh_token is required" })
-    const grantId = this.#refreshTokens.get(refreshToken)
-    const grant = grantId === undefined ? undefined : this.#grants.get(grantId)
+    const grant = this.#grants.ofRefreshToken(refreshToken)
     const clientId = form.get("client_id") ?? grant?.clientId
     if (clientId === undefined) {
       return tokenError(400, "invalid_grant", { message: "Unknown, used or revoked refresh token" })
     }
     const client = this.#authenticate(clientId, form.get("client_secret"))
     if (typeof client === "string") return invalidClient(client)
-    if (grantId === undefined || grant === undefined) {
+    if (grant === undefined) {
       return tokenError(400, "invalid_grant", { message: "Unknown, used or revoked refresh token" })
     }
     if (grant.clientId !== client.id) {
@@ -366,9 +322,7 @@ export class OAuthServer implements AccessTokens {
       }
       scopes = narrowed
     }
-    this.#refreshTokens.delete(refreshToken)
-    grant.scopes = scopes
-    return tokenOk(this.#mint(grantId))
+    return tokenOk(this.#grants.rotate(refreshToken, scopes))
   }
 
   /** The authenticated client, or the reason it is not (→ 401 invalid_client). */
@@ -379,27 +333,6 @@ export class OAuthServer implements AccessTokens {
     return secret === client.secret ? client : "client_secret missing or wrong"
   }
 
-  #mint(grantId: string): TokenPair {
-    const grant = this.#grants.get(grantId)!
-    const access = randomToken("at")
-    const refresh = randomToken("rt")
-    this.#accessTokens.set(access, { grantId, expiresAt: this.#options.now() + this.accessTokenLifetimeSeconds * 1000 })
-    this.#refreshTokens.set(refresh, grantId)
-    return {
-      token_type: "Bearer",
-      expires_in: this.accessTokenLifetimeSeconds,
-      access_token: access,
-      refresh_token: refresh,
-      scope: grant.scopes.join(" ")
-    }
-  }
-
-  #dropGrant(grantId: string): void {
-    this.#grants.delete(grantId)
-    for (const [t, a] of this.#accessTokens) if (a.grantId === grantId) this.#accessTokens.delete(t)
-    for (const [t, g] of this.#refreshTokens) if (g === grantId) this.#refreshTokens.delete(t)
-  }
-
   #newUserCode(): string {
     for (;;) {
       const chars = Array.from({ length: 8 }, () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)])
@@ -407,20 +340,6 @@ export class OAuthServer implements AccessTokens {
       if (!this.#userCodes.has(code)) return code
     }
   }
-}
-
-/** The headers every token-endpoint and device-authorization answer carries. */
-export const NO_STORE: Readonly<Record<string, string>> = { "cache-control": "no-store", pragma: "no-cache" }
-
-interface Grant {
-  readonly userId: string
-  readonly clientId: string
-  scopes: ReadonlyArray<string>
-}
-
-interface AccessToken {
-  readonly grantId: string
-  readonly expiresAt: number
 }
 
 type DeviceStatus =
@@ -453,43 +372,6 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 
 const USER_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 
-const defaultClients = (deviceClientId: string): ReadonlyArray<OAuthClient> => [
-  {
-    id: deviceClientId,
-    name: "dlsync (device)",
-    secret: undefined,
-    deviceFlow: true,
-    redirectUris: [REDIRECT_URI],
-    disabled: false
-  },
-  {
-    id: CONFIDENTIAL_CLIENT_ID,
-    name: "Confidential web app",
-    secret: CONFIDENTIAL_CLIENT_SECRET,
-    deviceFlow: false,
-    redirectUris: [REDIRECT_URI],
-    disabled: false
-  },
-  {
-    id: WEB_CLIENT_ID,
-    name: "Public web app (no device flow)",
-    secret: undefined,
-    deviceFlow: false,
-    redirectUris: [REDIRECT_URI],
-    disabled: false
-  },
-  {
-    id: DISABLED_CLIENT_ID,
-    name: "Disabled app",
-    secret: undefined,
-    deviceFlow: true,
-    redirectUris: [REDIRECT_URI],
-    disabled: true
-  }
-]
-
-const randomToken = (prefix: string): string => `${prefix}_${randomBytes(24).toString("base64url")}`
-
 /** Space-separated scopes; absent or empty means every scope; undefined when one is unknown. */
 const parseScopes = (raw: string | null): ReadonlyArray<string> | undefined => {
   const scopes = (raw ?? "").split(" ").filter((s) => s !== "")
@@ -498,25 +380,3 @@ const parseScopes = (raw: string | null): ReadonlyArray<string> | undefined => {
 }
 
 const KNOWN_SCOPES: ReadonlySet<string> = new Set(ALL_SCOPES)
-
-const challenge = (error: string): Readonly<Record<string, string>> => ({
-  "www-authenticate": `Basic realm="oauth", error="${error}"`
-})
-
-const tokenOk = (body: object): RouteResult => ({ kind: "json", status: 200, body, headers: NO_STORE })
-
-const tokenError = (
-  status: number,
-  error: string,
-  extra: { readonly message?: string; readonly hint?: string },
-  retryAfterSeconds?: number,
-  headers?: Readonly<Record<string, string>>
-): RouteResult =>
-  oauthError(status, error, extra, {
-    ...NO_STORE,
-    ...(retryAfterSeconds === undefined ? {} : { "retry-after": String(retryAfterSeconds) }),
-    ...headers
-  })
-
-const invalidClient = (message: string): RouteResult =>
-  tokenError(401, "invalid_client", { message }, undefined, challenge("invalid_client"))

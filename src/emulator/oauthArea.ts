@@ -9,7 +9,9 @@
  * work on every API route.
  */
 import { AppStorage } from "./appStorage.ts"
-import { type DownloadHost, Downloads } from "./downloads.ts"
+import type { EmulatorContext } from "./context.ts"
+import type { DownloadHost } from "./downloadLifecycle.ts"
+import { Downloads } from "./downloads.ts"
 import { FileStateStore } from "./fileState.ts"
 import type { Route } from "./http.ts"
 import { OAuthServer } from "./oauth.ts"
@@ -17,7 +19,6 @@ import { downloadsControlRoutes, downloadsRoutes } from "./routes/downloads.ts"
 import { oauthControlRoutes, oauthRoutes } from "./routes/oauth.ts"
 import { stateRoutes } from "./routes/state.ts"
 import { storageRoutes } from "./routes/storage.ts"
-import type { EmulatorContext } from "./server.ts"
 import type { EmulatorState } from "./state.ts"
 import { WebhookSender } from "./webhooks.ts"
 
@@ -68,7 +69,7 @@ export const authStateArea = (context: EmulatorContext): AuthStateArea => {
     webhooks,
     dispose: () => {
       unsubscribe()
-      downloads.dispose()
+      downloads.lifecycle.dispose()
       webhooks.dispose()
     }
   }
@@ -90,7 +91,7 @@ export const authStateRoutes = (context: EmulatorContext): ReadonlyArray<Route> 
 /** The area's control routes under /_control. */
 export const authStateControlRoutes = (context: EmulatorContext): ReadonlyArray<Route> => {
   const area = authStateArea(context)
-  return [...oauthControlRoutes(area.oauth), ...downloadsControlRoutes(area.downloads, area.webhooks)]
+  return [...oauthControlRoutes(area.oauth), ...downloadsControlRoutes(area.downloads.lifecycle, area.webhooks)]
 }
 
 const areas = new WeakMap<EmulatorContext, AuthStateArea>()

@@ -6,8 +6,8 @@
  */
 import { createHash } from "node:crypto"
 import { formatMicros } from "./clock.ts"
+import type { Item, PosterSpec } from "./item.ts"
 import { mediaSummary } from "./media.ts"
-import type { Item, PosterSpec } from "./tree.ts"
 
 export interface RecordOptions {
   readonly media: "none" | "summary" | "full"

@@ -6,9 +6,10 @@
 import { createHmac, createSecretKey, type KeyObject, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
 import { type EmulatorClock, formatMicros, makeClock } from "./clock.ts"
 import type { Principal } from "./http.ts"
+import type { Item, PosterSpec } from "./item.ts"
 import { classify, type Kind } from "./kinds.ts"
 import type { Media } from "./media.ts"
-import { FileTree, type Item, type PosterSpec } from "./tree.ts"
+import { FileTree } from "./tree.ts"
 
 /** Every scope the spec names; the ready token pair carries all of them. */
 export const ALL_SCOPES = ["user:read", "downloads:read", "files:read", "storage:read", "storage:write"] as const

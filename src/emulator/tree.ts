@@ -4,84 +4,24 @@
  * Invariants:
  * - Every mutation of a visible field gives the item a new `seq` (strictly increasing per
  *   tree) and a new `updatedAt` (strictly increasing across the emulator), and appends
- *   `(seq, id)` to the log. A log entry is current when the item (or its tombstone) still
- *   carries that seq; older entries for the same id are stale and skipped.
+ *   `(seq, id)` to the change log (changeLog.ts).
  * - Adding an item to, or removing one from, a folder also touches that folder (feed rule 5).
  * - A removed item leaves a tombstone `(id, parentId, seq)`; removing a folder removes its
  *   descendants too, each with its own tombstone.
- * - The log is sorted by seq, so "changes after seq S" is a binary search plus a walk over
- *   the changes themselves: an idle poll costs O(log n), whatever the size of the tree.
  */
+import { ChangeLog } from "./changeLog.ts"
 import type { EmulatorClock } from "./clock.ts"
-import type { Kind } from "./kinds.ts"
-import type { Media } from "./media.ts"
-
-export type ItemType = "file" | "folder"
-
-export interface PosterSpec {
-  readonly width: number
-  readonly height: number
-  readonly dominantColor: string
-}
-
-export interface Item {
-  readonly id: string
-  readonly type: ItemType
-  parentId: string | null
-  downloadId: string | null
-  name: string
-  kind: Kind
-  mimeType: string
-  sizeBytes: number
-  locked: boolean
-  /** Microseconds; expiry of the item in the account. */
-  expiresAt: number
-  readonly createdAt: number
-  updatedAt: number
-  /** Full media metadata (video files only). */
-  media: Media | null
-  poster: PosterSpec | null
-  /** Bumped whenever the bytes change: CDN ETags and generated content derive from it. */
-  contentVersion: number
-  contentModifiedAt: number
-  seq: number
-}
-
-export interface Tombstone {
-  readonly id: string
-  readonly parentId: string | null
-  readonly seq: number
-}
-
-export interface NewItem {
-  readonly type: ItemType
-  readonly parentId: string | null
-  readonly name: string
-  readonly kind: Kind
-  readonly mimeType: string
-  readonly sizeBytes?: number | undefined
-  readonly downloadId?: string | null | undefined
-  readonly locked?: boolean | undefined
-  readonly expiresAt?: number | undefined
-  readonly media?: Media | null | undefined
-  readonly poster?: PosterSpec | null | undefined
-}
-
-/** Editable fields; `sizeBytes` or `touchContent` give the file new bytes. */
-export interface ItemPatch {
-  readonly name?: string | undefined
-  readonly kind?: Kind | undefined
-  readonly mimeType?: string | undefined
-  readonly sizeBytes?: number | undefined
-  readonly downloadId?: string | null | undefined
-  readonly locked?: boolean | undefined
-  readonly expiresAt?: number | undefined
-  readonly media?: Media | null | undefined
-  readonly poster?: PosterSpec | null | undefined
-  readonly touchContent?: boolean | undefined
-}
-
-export type DeleteOutcome = "deleted" | "not_found" | "resource_locked"
+import {
+  compareIds,
+  DEFAULT_ITEM_LIFETIME_MICROS,
+  type DeleteOutcome,
+  FOLDER_MIME,
+  type Item,
+  type ItemPatch,
+  type NewItem,
+  type Tombstone,
+  TreeError
+} from "./item.ts"
 
 /** One entry of a change page: a live item or a tombstone. */
 export type Change =
@@ -95,18 +35,6 @@ export interface ChangePage {
   readonly hasMore: boolean
 }
 
-export class TreeError extends Error {
-  readonly reason: "not_found" | "not_a_folder" | "cycle" | "locked"
-  constructor(reason: TreeError["reason"], message: string) {
-    super(message)
-    this.reason = reason
-  }
-}
-
-const DAY_MICROS = 86_400_000_000
-/** Items expire from the account after this long unless told otherwise. */
-export const DEFAULT_ITEM_LIFETIME_MICROS = 365 * DAY_MICROS
-
 export class FileTree {
   readonly #clock: EmulatorClock
   readonly #newId: () => string
@@ -115,8 +43,7 @@ export class FileTree {
   readonly #children = new Map<string, Set<string>>()
   readonly #byDownload = new Map<string, Set<string>>()
   readonly #tombstones = new Map<string, Tombstone>()
-  #logSeq: Array<number> = []
-  #logId: Array<string> = []
+  readonly #log = new ChangeLog()
   #seq = 0
   #structureVersion = 0
   #sortedIds: Array<string> | undefined
@@ -175,10 +102,11 @@ export class FileTree {
     if (this.#byUpdate === undefined || this.#byUpdateSeq !== this.#seq) {
       this.#compactLog()
       const items: Array<Item> = []
-      for (let i = 0; i < this.#logSeq.length; i++) {
-        const item = this.#items.get(this.#logId[i]!)
-        if (item !== undefined && item.seq === this.#logSeq[i]) items.push(item)
-      }
+      this.#log.scanAfter(0, (seq, id) => {
+        const item = this.#items.get(id)
+        if (item !== undefined && item.seq === seq) items.push(item)
+        return true
+      })
       this.#byUpdate = items
       this.#byUpdateSeq = this.#seq
     }
@@ -370,18 +298,20 @@ export class FileTree {
   ): ChangePage {
     this.#compactLog()
     const changes: Array<Change> = []
-    let index = lowerBound(this.#logSeq, after + 1)
     let nextAfter = after
-    for (; index < this.#logSeq.length; index++) {
-      const seq = this.#logSeq[index]!
-      const id = this.#logId[index]!
+    let hasMore = false
+    this.#log.scanAfter(after, (seq, id) => {
       const change = this.#changeAt(seq, id, tombstonesAfter, emit)
-      if (change === undefined) continue
-      if (changes.length === limit) return { changes, nextAfter, hasMore: true }
+      if (change === undefined) return true
+      if (changes.length === limit) {
+        hasMore = true
+        return false
+      }
       changes.push(change)
       nextAfter = seq
-    }
-    return { changes, nextAfter: Math.max(nextAfter, this.#seq), hasMore: false }
+      return true
+    })
+    return hasMore ? { changes, nextAfter, hasMore } : { changes, nextAfter: Math.max(nextAfter, this.#seq), hasMore }
   }
 
   #changeAt(
@@ -405,8 +335,7 @@ export class FileTree {
   #record(item: Item, now: number): void {
     item.seq = ++this.#seq
     item.updatedAt = now
-    this.#logSeq.push(item.seq)
-    this.#logId.push(item.id)
+    this.#log.append(item.seq, item.id)
   }
 
   #touch(folderId: string | null): void {
@@ -422,29 +351,16 @@ export class FileTree {
     this.#children.delete(item.id)
     const seq = ++this.#seq
     this.#tombstones.set(item.id, { id: item.id, parentId: item.parentId, seq })
-    this.#logSeq.push(seq)
-    this.#logId.push(item.id)
+    this.#log.append(seq, item.id)
   }
 
   #link(item: Item): void {
-    const key = item.parentId ?? ""
-    let set = this.#children.get(key)
-    if (!set) {
-      set = new Set()
-      this.#children.set(key, set)
-    }
-    set.add(item.id)
+    addToSet(this.#children, item.parentId ?? "", item.id)
     this.#linkDownload(item)
   }
 
   #linkDownload(item: Item): void {
-    if (item.downloadId === null) return
-    let set = this.#byDownload.get(item.downloadId)
-    if (!set) {
-      set = new Set()
-      this.#byDownload.set(item.downloadId, set)
-    }
-    set.add(item.id)
+    if (item.downloadId !== null) addToSet(this.#byDownload, item.downloadId, item.id)
   }
 
   #unlinkParent(item: Item): void {
@@ -481,41 +397,19 @@ export class FileTree {
     this.#sortedIds = undefined
   }
 
-  /** Drops stale entries once they outnumber current ones (amortized O(1) per change). */
   #compactLog(): void {
-    const current = this.#items.size + this.#tombstones.size
-    if (this.#logSeq.length <= 2 * current + 1024) return
-    const seqs: Array<number> = []
-    const ids: Array<string> = []
-    for (let i = 0; i < this.#logSeq.length; i++) {
-      const seq = this.#logSeq[i]!
-      const id = this.#logId[i]!
+    this.#log.compact(this.#items.size + this.#tombstones.size, (seq, id) => {
       const owner = this.#items.get(id) ?? this.#tombstones.get(id)
-      if (owner?.seq === seq) {
-        seqs.push(seq)
-        ids.push(id)
-      }
-    }
-    this.#logSeq = seqs
-    this.#logId = ids
+      return owner?.seq === seq
+    })
   }
 }
 
-export const FOLDER_MIME = "inode/directory"
-
-/** Code-unit order, the order of "by id". */
-export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
-
 const EMPTY: ReadonlySet<string> = new Set()
 
-/** First index whose value is ≥ target in an ascending array. */
-const lowerBound = (values: ReadonlyArray<number>, target: number): number => {
-  let lo = 0
-  let hi = values.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (values[mid]! < target) lo = mid + 1
-    else hi = mid
-  }
-  return lo
+/** Adds `id` to the set under `key`, creating the set on first use. */
+const addToSet = (sets: Map<string, Set<string>>, key: string, id: string): void => {
+  const set = sets.get(key)
+  if (set === undefined) sets.set(key, new Set([id]))
+  else set.add(id)
 }

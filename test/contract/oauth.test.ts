@@ -16,7 +16,7 @@ import {
   CONFIDENTIAL_CLIENT_SECRET,
   REDIRECT_URI,
   WEB_CLIENT_ID
-} from "../../src/emulator/oauth.ts"
+} from "../../src/emulator/oauthClients.ts"
 import {
   Emulator,
   expectReason,

@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import { WEB_CLIENT_ID } from "../../src/emulator/oauth.ts"
+import { WEB_CLIENT_ID } from "../../src/emulator/oauthClients.ts"
 import { Emulator, expectReason, fid, freshUser, issueToken, prop, rawCall, withClient } from "./harness.ts"
 
 layer(Emulator.layer())("file state", (it) => {

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from "node:http"
 import { afterEach, describe, expect, it } from "vitest"
 import type { EmulatorClock } from "../../src/emulator/clock.ts"
-import { type DownloadHost, Downloads } from "../../src/emulator/downloads.ts"
+import type { DownloadHost } from "../../src/emulator/downloadLifecycle.ts"
+import { Downloads } from "../../src/emulator/downloads.ts"
 import type { PlannedFile } from "../../src/emulator/downloadsSources.ts"
 import { parseMultipart, parseTorrent } from "../../src/emulator/downloadsUpload.ts"
 import type { Principal, RouteResult } from "../../src/emulator/http.ts"
@@ -38,7 +39,7 @@ const OTHER: Principal = { kind: "apiKey", userId: "usr_b" }
 
 const created: Array<Downloads> = []
 afterEach(() => {
-  for (const d of created.splice(0)) d.dispose()
+  for (const d of created.splice(0)) d.lifecycle.dispose()
 })
 
 const setup = (
@@ -91,7 +92,7 @@ const setup = (
   created.push(downloads)
   const advance = (ms: number) => {
     clock.advance(ms)
-    downloads.tick()
+    downloads.lifecycle.tick()
   }
   return { clock, downloads, added, account, advance }
 }
@@ -225,7 +226,7 @@ describe("download lifecycle", () => {
       "processing",
       "queued"
     ])
-    expect(downloads.advance(String(t2.id))).toBe(false)
+    expect(downloads.lifecycle.advance(String(t2.id))).toBe(false)
     advance(6000)
     // all three active ones completed; the queued torrent and the queued URL start together
     expect([status(downloads, t2.id), status(downloads, u3.id)]).toEqual(["processing", "processing"])
@@ -286,13 +287,13 @@ describe("download lifecycle", () => {
   it("moves by the control API: advance one state, complete, fail", () => {
     const { downloads } = setup()
     const a = createDownload(downloads, { url: "https://x.example.com/a.bin" })
-    expect(downloads.advance(String(a.id))).toBe(true)
+    expect(downloads.lifecycle.advance(String(a.id))).toBe(true)
     expect(status(downloads, a.id)).toBe("downloading")
-    expect(downloads.complete(String(a.id))).toBe(true)
+    expect(downloads.lifecycle.complete(String(a.id))).toBe(true)
     expect(status(downloads, a.id)).toBe("completed")
-    expect(downloads.advance(String(a.id))).toBe(false)
+    expect(downloads.lifecycle.advance(String(a.id))).toBe(false)
     const b = createDownload(downloads, { url: "https://x.example.com/b.bin" })
-    expect(downloads.fail(String(b.id), "disk on fire")).toBe(true)
+    expect(downloads.lifecycle.fail(String(b.id), "disk on fire")).toBe(true)
     expect(dataOf(downloads.get(USER, String(b.id))).error).toEqual({
       code: "download_failed",
       message: "disk on fire"
@@ -303,7 +304,7 @@ describe("download lifecycle", () => {
     const { downloads, advance } = setup({ concurrent_downloads: 1 })
     const a = createDownload(downloads, { url: "https://x.example.com/a.bin" })
     const b = createDownload(downloads, { url: "https://x.example.com/b.bin" })
-    expect(downloads.block(String(a.id), "verify your email")).toBe(true)
+    expect(downloads.lifecycle.block(String(a.id), "verify your email")).toBe(true)
     const blocked = dataOf(downloads.get(USER, String(a.id)))
     expect(blocked).toMatchObject({ status: "blocked", can_cancel: true, can_retry: false })
     expect(rec(blocked.error).message).toBe("verify your email")
@@ -311,9 +312,9 @@ describe("download lifecycle", () => {
     expect(status(downloads, b.id)).toBe("processing")
     advance(10_000)
     expect(status(downloads, a.id)).toBe("blocked")
-    expect(downloads.unblock(String(a.id))).toBe(true)
+    expect(downloads.lifecycle.unblock(String(a.id))).toBe(true)
     expect(status(downloads, a.id)).toBe("processing")
-    expect(downloads.unblock(String(a.id))).toBe(false)
+    expect(downloads.lifecycle.unblock(String(a.id))).toBe(false)
   })
 
   it("hides other users' downloads (404)", () => {
@@ -357,9 +358,9 @@ describe("download webhooks", () => {
     const d = createDownload(downloads, { url: "https://x.example.com/a.bin", webhook_url: hook }, oauthUser)
     downloads.cancel(oauthUser, String(d.id))
     downloads.retry(oauthUser, String(d.id))
-    downloads.fail(String(d.id), "boom")
+    downloads.lifecycle.fail(String(d.id), "boom")
     downloads.retry(oauthUser, String(d.id))
-    downloads.complete(String(d.id))
+    downloads.lifecycle.complete(String(d.id))
     createDownload(downloads, { url: "https://x.example.com/quiet.bin" }, oauthUser)
     expect(webhooks.events.map((e) => e.type)).toEqual(["download.canceled", "download.failed", "download.completed"])
     expect(webhooks.events.map((e) => rec(e.data).attempt)).toEqual([1, 2, 3])

@@ -1,17 +1,15 @@
 import { createHash, randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import type { RouteResult } from "../../src/emulator/http.ts"
+import { DEVICE_GRANT, OAuthServer, USER_CODE_PATTERN } from "../../src/emulator/oauth.ts"
 import {
   CONFIDENTIAL_CLIENT_ID,
   CONFIDENTIAL_CLIENT_SECRET,
   DEVICE_CLIENT_ID,
-  DEVICE_GRANT,
   DISABLED_CLIENT_ID,
-  OAuthServer,
   REDIRECT_URI,
-  USER_CODE_PATTERN,
   WEB_CLIENT_ID
-} from "../../src/emulator/oauth.ts"
+} from "../../src/emulator/oauthClients.ts"
 import { parseForm } from "../../src/emulator/routes/oauth.ts"
 
 const AUTH_URL = "http://127.0.0.1:4000"

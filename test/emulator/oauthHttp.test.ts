@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { DEVICE_GRANT, REDIRECT_URI, WEB_CLIENT_ID } from "../../src/emulator/oauth.ts"
+import { DEVICE_GRANT } from "../../src/emulator/oauth.ts"
+import { REDIRECT_URI, WEB_CLIENT_ID } from "../../src/emulator/oauthClients.ts"
 import { type RunningEmulator, startEmulator } from "../../src/emulator/server.ts"
 
 let emulator: RunningEmulator

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { responseRequestId } from "../../src/emulator/server.ts"
+import { responseRequestId } from "../../src/emulator/pipeline.ts"
 import { call, emulator } from "./helpers.ts"
 import { decode, ErrorEnvelope } from "./schemas.ts"
 

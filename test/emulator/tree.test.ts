@@ -1,7 +1,8 @@
 import { assert, describe, it } from "vitest"
 import { formatMicros, makeClock, parseRfc3339Micros } from "../../src/emulator/clock.ts"
+import { TreeError } from "../../src/emulator/item.ts"
 import { EmulatorState } from "../../src/emulator/state.ts"
-import { FileTree, TreeError } from "../../src/emulator/tree.ts"
+import { FileTree } from "../../src/emulator/tree.ts"
 import { call, emulator } from "./helpers.ts"
 import { ChangePage, decode } from "./schemas.ts"
 

@@ -4,9 +4,9 @@
  */
 import { createHash } from "node:crypto"
 import { formatMicros } from "../clock.ts"
+import type { EmulatorContext } from "../context.ts"
 import { ok, type Route, type RouteRequest, type RouteResult, readJsonObject, validationFailed } from "../http.ts"
 import { noneMatch } from "../range.ts"
-import type { EmulatorContext } from "../server.ts"
 import { PATTERN_VERSION, SERVICES } from "../services.ts"
 import { callerOf } from "./common.ts"
 

@@ -16,11 +16,12 @@
  *
  * The cursor is the seq to resume after, signed; every page issues a fresh one.
  */
+
+import type { EmulatorContext } from "../context.ts"
 import { apiError, ok, type Route, type RouteRequest, type RouteResult, validationFailed } from "../http.ts"
 import { isKind, KINDS } from "../kinds.ts"
 import { QueryReader } from "../query.ts"
 import { renderItem, renderTombstone } from "../records.ts"
-import type { EmulatorContext } from "../server.ts"
 import { decodeToken, encodeToken } from "../signedToken.ts"
 import { callerOf } from "./common.ts"
 

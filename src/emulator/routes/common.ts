@@ -1,10 +1,11 @@
 /** Helpers shared by the API routes of the core areas. */
+
+import type { EmulatorContext } from "../context.ts"
 import type { Principal, RouteRequest, RouteResult } from "../http.ts"
 import { apiError } from "../http.ts"
+import type { Item } from "../item.ts"
 import type { RecordOptions } from "../records.ts"
-import type { EmulatorContext } from "../server.ts"
 import type { User } from "../state.ts"
-import type { Item } from "../tree.ts"
 
 /** The calling user (routes with a bearer rule always have one). */
 export const callerOf = (context: EmulatorContext, request: RouteRequest): User => {

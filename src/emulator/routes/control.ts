@@ -23,15 +23,15 @@
  *          fault: { kind, path, method?, count?, probability?, retry_after_seconds?, after_bytes?, bytes_per_second? }
  */
 import { parseRfc3339Micros } from "../clock.ts"
+import type { EmulatorContext } from "../context.ts"
 import type { ControlApi } from "../control.ts"
 import { isFaultKind } from "../faults.ts"
 import { apiError, ok, type Route, type RouteRequest, type RouteResult, validationFailed } from "../http.ts"
+import { type Item, type PosterSpec, TreeError } from "../item.ts"
 import { isKind } from "../kinds.ts"
 import { sampleMedia } from "../media.ts"
 import { renderItem } from "../records.ts"
-import type { EmulatorContext } from "../server.ts"
 import type { Limits } from "../state.ts"
-import { type Item, type PosterSpec, TreeError } from "../tree.ts"
 
 const NONE = { kind: "none" } as const
 

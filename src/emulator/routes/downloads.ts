@@ -5,6 +5,7 @@
  */
 
 import { isJsonObject } from "../appStorageBody.ts"
+import type { DownloadLifecycle } from "../downloadLifecycle.ts"
 import type { Downloads } from "../downloads.ts"
 import { type AuthRule, apiError, type Route, type RouteRequest, type RouteResult } from "../http.ts"
 import type { WebhookDelays, WebhookSender } from "../webhooks.ts"
@@ -79,17 +80,17 @@ export const downloadsRoutes = (downloads: Downloads): ReadonlyArray<Route> => [
  * - GET  /_control/webhooks/attempts → every delivery attempt so far
  * - GET  /_control/webhooks/secret?credential=apiKey:<user>|oauth:<client> → `{data: {secret}}`
  */
-export const downloadsControlRoutes = (downloads: Downloads, webhooks: WebhookSender): ReadonlyArray<Route> => [
+export const downloadsControlRoutes = (lifecycle: DownloadLifecycle, webhooks: WebhookSender): ReadonlyArray<Route> => [
   {
     method: "GET",
     path: "/_control/downloads",
     auth: NONE,
     handle: () => {
-      downloads.tick()
+      lifecycle.tick()
       return {
         kind: "json",
         status: 200,
-        body: { data: downloads.snapshot().map((d) => ({ id: d.id, user_id: d.userId, status: d.status })) }
+        body: { data: lifecycle.snapshot().map((d) => ({ id: d.id, user_id: d.userId, status: d.status })) }
       }
     }
   },
@@ -98,7 +99,7 @@ export const downloadsControlRoutes = (downloads: Downloads, webhooks: WebhookSe
     path: "/_control/downloads/tick",
     auth: NONE,
     handle: () => {
-      downloads.tick()
+      lifecycle.tick()
       return { kind: "empty", status: 204 }
     }
   },
@@ -107,7 +108,7 @@ export const downloadsControlRoutes = (downloads: Downloads, webhooks: WebhookSe
     path: "/_control/downloads/:download/advance",
     auth: NONE,
     handle: (request) =>
-      downloads.advance(request.params.download ?? "")
+      lifecycle.advance(request.params.download ?? "")
         ? { kind: "empty", status: 204 }
         : apiError(409, "cannot_advance", "Unknown, finished, or queued behind a concurrency cap")
   },
@@ -116,7 +117,7 @@ export const downloadsControlRoutes = (downloads: Downloads, webhooks: WebhookSe
     path: "/_control/downloads/:download/complete",
     auth: NONE,
     handle: (request) =>
-      downloads.complete(request.params.download ?? "")
+      lifecycle.complete(request.params.download ?? "")
         ? { kind: "empty", status: 204 }
         : apiError(409, "cannot_advance", "Unknown, finished, or queued behind a concurrency cap")
   },
@@ -126,7 +127,7 @@ export const downloadsControlRoutes = (downloads: Downloads, webhooks: WebhookSe
     auth: NONE,
     handle: (request) =>
       withMessage(request, "Failed by the control API", (message) =>
-        downloads.fail(request.params.download ?? "", message)
+        lifecycle.fail(request.params.download ?? "", message)
           ? { kind: "empty", status: 204 }
           : apiError(409, "cannot_fail", "Unknown or not active")
       )
@@ -137,7 +138,7 @@ export const downloadsControlRoutes = (downloads: Downloads, webhooks: WebhookSe
     auth: NONE,
     handle: (request) =>
       withMessage(request, "Blocked by the control API", (message) =>
-        downloads.block(request.params.download ?? "", message)
+        lifecycle.block(request.params.download ?? "", message)
           ? { kind: "empty", status: 204 }
           : apiError(409, "cannot_block", "Unknown, or neither queued nor active")
       )
@@ -147,7 +148,7 @@ export const downloadsControlRoutes = (downloads: Downloads, webhooks: WebhookSe
     path: "/_control/downloads/:download/unblock",
     auth: NONE,
     handle: (request) =>
-      downloads.unblock(request.params.download ?? "")
+      lifecycle.unblock(request.params.download ?? "")
         ? { kind: "empty", status: 204 }
         : apiError(409, "cannot_unblock", "Unknown or not blocked")
   },
@@ -160,13 +161,13 @@ export const downloadsControlRoutes = (downloads: Downloads, webhooks: WebhookSe
         const fields = ["processing_ms", "downloading_ms", "finalizing_ms"] as const
         const problems = fields.filter((f) => body[f] !== undefined && !isDelay(body[f]))
         if (problems.length > 0) return apiError(422, "validation_failed", `${problems.join(", ")}: not a delay in ms`)
-        const current = downloads.timings
-        downloads.timings = {
+        const current = lifecycle.timings
+        lifecycle.timings = {
           processingMs: delay(body.processing_ms) ?? current.processingMs,
           downloadingMs: delay(body.downloading_ms) ?? current.downloadingMs,
           finalizingMs: delay(body.finalizing_ms) ?? current.finalizingMs
         }
-        downloads.tick()
+        lifecycle.tick()
         return { kind: "empty", status: 204 }
       })
   },

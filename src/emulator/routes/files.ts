@@ -6,13 +6,15 @@
  * Order: id descending, or with updated_after updated_at ascending then id ascending.
  * Cursors are signed and bound to the filters they were made with (another filter set: 422).
  */
+
+import type { EmulatorContext } from "../context.ts"
 import { ok, type Route, type RouteRequest, type RouteResult, readJsonObject, validationFailed } from "../http.ts"
+import { compareIds, type Item } from "../item.ts"
 import { isKind, KINDS } from "../kinds.ts"
 import { QueryReader } from "../query.ts"
 import { renderItem } from "../records.ts"
-import type { EmulatorContext } from "../server.ts"
 import { decodeToken, encodeToken } from "../signedToken.ts"
-import { compareIds, type FileTree, type Item } from "../tree.ts"
+import type { FileTree } from "../tree.ts"
 import { callerOf, checkIncludeState, idList, notFound, recordOptionsFor } from "./common.ts"
 
 const READ = { kind: "bearer", apiKey: true, oauthScopes: ["files:read"] } as const

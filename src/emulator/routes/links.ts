@@ -12,6 +12,7 @@
  * refused up front (403), as a ZIP of it would be a link to locked bytes.
  */
 import { formatMicros } from "../clock.ts"
+import type { EmulatorContext } from "../context.ts"
 import {
   apiError,
   ok,
@@ -21,7 +22,6 @@ import {
   readJsonObject,
   validationFailed
 } from "../http.ts"
-import type { EmulatorContext } from "../server.ts"
 import { encodeToken } from "../signedToken.ts"
 import { callerOf, idList, notFound } from "./common.ts"
 

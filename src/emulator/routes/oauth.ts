@@ -8,7 +8,8 @@
  */
 import type { ServerResponse } from "node:http"
 import { apiError, oauthError, type Route, type RouteRequest, type RouteResult } from "../http.ts"
-import { NO_STORE, type OAuthServer } from "../oauth.ts"
+import type { OAuthServer } from "../oauth.ts"
+import { NO_STORE } from "../oauthResponses.ts"
 
 export const oauthRoutes = (oauth: OAuthServer): ReadonlyArray<Route> => [
   {
