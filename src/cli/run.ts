@@ -82,7 +82,7 @@ export const daemonLayer = (config: AppConfig) => {
     StatusSource,
     Store.use((store) => Effect.succeed(StatusSource.of({ document: statusDocument(store, settingsFrom(config)) })))
   )
-  const server = HealthServer.layer({ listen: config.server.listen }).pipe(Layer.provide(status))
+  const server = HealthServer.layer({ listen: config.server.listen, allowedHosts: config.server.allowed_hosts }).pipe(Layer.provide(status))
   return server.pipe(
     Layer.provideMerge(runLayer(config, { waitForLogin: true }).pipe(Layer.provide(observed))),
     Layer.provideMerge(

@@ -24,8 +24,9 @@ const inputs = (document: StatusSource["Service"]["document"]) =>
 /** The server and its inputs, on a fresh ephemeral port. */
 const serverLayer = (
   document: StatusSource["Service"]["document"] = Effect.succeed({ status: "ok" }),
-  listen: ListenSetting = LOOPBACK_ANY_PORT
-) => HealthServer.layer({ listen }).pipe(Layer.provideMerge(inputs(document)))
+  listen: ListenSetting = LOOPBACK_ANY_PORT,
+  allowedHosts: ReadonlyArray<string> = []
+) => HealthServer.layer({ listen, allowedHosts }).pipe(Layer.provideMerge(inputs(document)))
 
 const withServer = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, serverLayer())
 
@@ -167,6 +168,48 @@ describe("HealthServer endpoints", () => {
   )
 })
 
+describe("HealthServer Host check (DNS rebinding)", () => {
+  it.effect("a forged Host gets 403 on every path, with no file names", () =>
+    Effect.gen(function* () {
+      const base = yield* url
+      const port = new URL(base).port
+      for (const path of ["/api/status", "/metrics", "/readyz", "/healthz", "/nope"]) {
+        for (const host of [`evil.example:${port}`, "evil.example", `127.0.0.1.evil.example:${port}`]) {
+          const reply = yield* request(base, "GET", path, { host })
+          assert.strictEqual(reply.status, 403, `${host} ${path}`)
+          assert.match(reply.body, /server\.allowed_hosts/)
+          assert.notInclude(reply.body, "/data")
+        }
+      }
+    }).pipe(Effect.provide(serverLayer(Effect.succeed({ root: "/data" }))))
+  )
+
+  it.effect("the listen address, loopback names, IP literals and allowed_hosts entries are answered", () =>
+    Effect.gen(function* () {
+      const base = yield* url
+      const port = new URL(base).port
+      const hosts = [
+        `127.0.0.1:${port}`,
+        `localhost:${port}`,
+        "LOCALHOST",
+        `app.localhost:${port}`,
+        `[::1]:${port}`,
+        `192.168.1.20:${port}`,
+        `nas.lan:${port}`,
+        "NAS.lan",
+        `media.example:${port}`
+      ]
+      for (const host of hosts) {
+        const reply = yield* request(base, "GET", "/api/status", { host })
+        assert.strictEqual(reply.status, 200, host)
+      }
+      assert.strictEqual((yield* request(base, "GET", "/api/status", { host: `other.lan:${port}` })).status, 403)
+    }).pipe(
+      Effect.provide(serverLayer(Effect.succeed({ root: "/data" }), LOOPBACK_ANY_PORT, ["nas.lan", "media.example:80"]))
+    )
+  )
+})
+
 describe("HealthServer listening", () => {
   it.effect("the default listens on loopback only: other interfaces of this host refuse", () =>
     Effect.gen(function* () {
@@ -251,9 +294,9 @@ interface Reply {
 }
 
 /** One request on a fresh connection (no keep-alive), so shutdown never waits on an idle socket. */
-const request = (base: string, method: string, path: string) =>
+const request = (base: string, method: string, path: string, headers: Readonly<Record<string, string>> = {}) =>
   Effect.callback<Reply, Error>((resume) => {
-    const req = Http.request(new URL(path, base), { method, agent: false }, (res) => {
+    const req = Http.request(new URL(path, base), { method, agent: false, headers }, (res) => {
       const chunks: Array<Buffer> = []
       res.on("data", (chunk: Buffer) => chunks.push(chunk))
       res.on("end", () =>
