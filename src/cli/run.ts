@@ -3,7 +3,8 @@
  * `dlsync --once` is the same as `dlsync run --once` (main.ts rewrites it).
  *
  * Exit codes (main.ts): 0 the mirror matches · 1 some items failed (each listed here) ·
- * 75 service unreachable or another instance holds the lock · 77 authentication ·
+ * 75 service unreachable, another instance holds the lock, or the state dir's disk is full ·
+ * 77 authentication · 78 a damaged state database ·
  * 78 configuration, an unmounted root, or a `server.listen` the daemon cannot listen on ·
  * 64 usage.
  *
@@ -82,7 +83,9 @@ export const daemonLayer = (config: AppConfig) => {
     StatusSource,
     Store.use((store) => Effect.succeed(StatusSource.of({ document: statusDocument(store, settingsFrom(config)) })))
   )
-  const server = HealthServer.layer({ listen: config.server.listen, allowedHosts: config.server.allowed_hosts }).pipe(Layer.provide(status))
+  const server = HealthServer.layer({ listen: config.server.listen, allowedHosts: config.server.allowed_hosts }).pipe(
+    Layer.provide(status)
+  )
   return server.pipe(
     Layer.provideMerge(runLayer(config, { waitForLogin: true }).pipe(Layer.provide(observed))),
     Layer.provideMerge(

@@ -23,10 +23,10 @@ import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
 import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
-import { Database } from "../store/Database.ts"
+import { Database, type OpenFailure } from "../store/Database.ts"
 import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
 import { Store } from "../store/Store.ts"
-import type { SchemaTooNew, StoreOpenError } from "../store/StoreError.ts"
+import type { StateDiskFull } from "../store/StoreError.ts"
 import { transferJournalLayer } from "../store/transferJournal.ts"
 import { asFileId } from "../sync/feed.ts"
 import { LocalOps } from "../sync/localOps.ts"
@@ -43,10 +43,10 @@ import { MirrorPass } from "./MirrorPass.ts"
 import { RemoteSync } from "./RemoteSync.ts"
 import { TransferDownloads } from "./TransferDownloads.ts"
 
-export type EngineBuildError = ApiError | LoginRequired | TokenStoreError | StoreOpenError | SchemaTooNew
+export type EngineBuildError = ApiError | LoginRequired | TokenStoreError | OpenFailure | StateDiskFull
 
 /** The store of `state_dir`, opened and migrated. */
-export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, StoreOpenError | SchemaTooNew> =>
+export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, OpenFailure> =>
   Store.layer.pipe(Layer.provideMerge(Database.layer(config.mirror.state_dir)))
 
 /** Download links for the transfer engine: POST /files/{id}/download-link through the API client. */

@@ -1,0 +1,107 @@
+/**
+ * A state dir on a full disk and a damaged state database: one line saying what to do and
+ * the documented exit code (75 temporary, 78 needs the owner), never a stack trace; the
+ * damaged file is kept, and moving it aside lets dlsync re-adopt the mirror without
+ * downloading. The full disk is a real small tmpfs (the tests run as root).
+ */
+import { execFileSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { type CliResult, type Sandbox, sandbox, seedMany, seedSmallLibrary } from "./harness.ts"
+
+let box: Sandbox | undefined
+const mounts: Array<string> = []
+afterEach(async () => {
+  for (const dir of mounts.splice(0)) execFileSync("umount", [dir])
+  await box?.close()
+  box = undefined
+})
+
+/** A tmpfs of `size` at a new folder under the sandbox; unmounted after the test. */
+const smallDisk = (b: Sandbox, size: string): string => {
+  const dir = Path.join(b.dir, "small")
+  Fs.mkdirSync(dir)
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir])
+  mounts.push(dir)
+  return dir
+}
+
+/** Fills the file system of `dir` to the last byte. */
+const fill = (dir: string): void => {
+  const fd = Fs.openSync(Path.join(dir, "filler"), "w")
+  const block = Buffer.alloc(4096, 1)
+  try {
+    for (;;) Fs.writeSync(fd, block)
+  } catch (e) {
+    if (!(e instanceof Error && "code" in e && e.code === "ENOSPC")) throw e
+  } finally {
+    Fs.closeSync(fd)
+  }
+}
+
+/** One line beside the log's JSON lines, and no stack trace. */
+const assertOneLine = (result: CliResult, pattern: RegExp) => {
+  const lines = result.stderr
+    .trim()
+    .split("\n")
+    .filter((line) => !line.startsWith("{"))
+  assert.lengthOf(lines, 1, result.stderr)
+  assert.match(lines[0] ?? "", pattern)
+  assert.notMatch(result.stderr, /SqliteError|\n\s+at /)
+}
+
+describe("store failures", () => {
+  it("a state dir on a disk that fills while the store grows: 75 and one line", { timeout: 120_000 }, async () => {
+    box = await sandbox()
+    const b = box
+    seedMany(b.emu, "many", 3000)
+    const stateDir = Path.join(smallDisk(b, "256k"), "state")
+    const result = await b.run(["run", "--once"], { stateDir, deadlineMs: 90_000 })
+    assert.strictEqual(result.code, 75, result.stderr)
+    assertOneLine(result, /^dlsync: the disk of the state dir .* is full: free some space there/)
+  })
+
+  it("no room even for the lock file: 75 (temporary), not 78", { timeout: 60_000 }, async () => {
+    box = await sandbox()
+    const b = box
+    const disk = smallDisk(b, "64k")
+    const stateDir = Path.join(disk, "state")
+    Fs.mkdirSync(stateDir)
+    fill(disk)
+    const result = await b.run(["run", "--once"], { stateDir })
+    assert.strictEqual(result.code, 75, result.stderr)
+    assertOneLine(result, /^dlsync: the disk of the state dir .* is full/)
+  })
+
+  it("garbage pages in the middle of state.db: 78, one line, the file kept; moved aside, dlsync re-adopts", {
+    timeout: 120_000
+  }, async () => {
+    box = await sandbox()
+    const b = box
+    seedSmallLibrary(b.emu)
+    seedMany(b.emu, "many", 400)
+    assert.strictEqual((await b.run(["run", "--once"], { deadlineMs: 90_000 })).code, 0)
+    const database = Path.join(b.stateDir, "state.db")
+    const size = Fs.statSync(database).size
+    const pages = size / 4096
+    assert.isAbove(pages, 20, "a database of a few dozen pages")
+    const fd = Fs.openSync(database, "r+")
+    const middle = Math.floor(pages / 2)
+    Fs.writeSync(fd, Buffer.alloc(3 * 4096, 0xa5), 0, 3 * 4096, middle * 4096)
+    Fs.closeSync(fd)
+    const damaged = Fs.readFileSync(database)
+
+    b.emu.control.addFile({ name: "later.txt", sizeBytes: 10 })
+    const result = await b.run(["run", "--once"], { deadlineMs: 60_000 })
+    assert.strictEqual(result.code, 78, result.stderr)
+    assertOneLine(result, /^dlsync: the state database .*state\.db is damaged \(.*\): move it aside/)
+    assert.deepStrictEqual(Fs.readFileSync(database), damaged, "the damaged file is kept as it is")
+
+    Fs.renameSync(database, `${database}.broken`)
+    for (const suffix of ["-wal", "-shm"]) Fs.rmSync(database + suffix, { force: true })
+    const again = await b.run(["run", "--once"], { deadlineMs: 90_000 })
+    assert.strictEqual(again.code, 0, again.stderr)
+    assert.isTrue(Fs.existsSync(Path.join(b.root, "later.txt")))
+  })
+})
