@@ -4,8 +4,8 @@
  *
  * Exit codes (main.ts): 0 the mirror matches · 1 some items failed (each listed here) ·
  * 75 service unreachable, another instance holds the lock, or the state dir's disk is full ·
- * 77 authentication · 78 a damaged state database ·
- * 78 configuration, an unmounted root, or a `server.listen` the daemon cannot listen on ·
+ * 77 authentication · 78 configuration, an unmounted root, a damaged state database, or a
+ * `server.listen` the daemon cannot listen on ·
  * 64 usage.
  *
  * The daemon's graph, built in this order (each layer's build needs what is above it):
