@@ -102,6 +102,7 @@ const program = cli(args).pipe(
           return ExitCode.config
         case "InstanceLocked":
         case "StateDiskFull":
+        case "NotEnoughSpace":
           yield* Console.error(`dlsync: ${error.message}`)
           return ExitCode.temporary
         case "LoginRequired":

@@ -3,7 +3,8 @@
  * `dlsync --once` is the same as `dlsync run --once` (main.ts rewrites it).
  *
  * Exit codes (main.ts): 0 the mirror matches · 1 some items failed (each listed here) ·
- * 75 service unreachable, another instance holds the lock, or the state dir's disk is full ·
+ * 75 service unreachable, another instance holds the lock, the state dir's disk is full, or
+ *    (--once) the mirror's disk has less room than transfers.min_free_space needs ·
  * 77 authentication · 78 configuration, an unmounted root, a damaged state database, or a
  * `server.listen` the daemon cannot listen on ·
  * 64 usage.
@@ -87,7 +88,7 @@ export const daemonLayer = (config: AppConfig) => {
     Layer.provide(status)
   )
   return server.pipe(
-    Layer.provideMerge(runLayer(config, { waitForLogin: true }).pipe(Layer.provide(observed))),
+    Layer.provideMerge(runLayer(config, { waitForLogin: true }, { waitForSpace: true }).pipe(Layer.provide(observed))),
     Layer.provideMerge(
       Layer.mergeAll(Metrics.layer, Readiness.layer({ feedMaxAge: feedMaxAge(config) }), SdNotify.layer)
     )

@@ -216,7 +216,15 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     localChanged = false
     inLine = false
     failedAt = null
-    const report = yield* pass.reconcile({ allowBigDelete: false })
+    // The daemon's transfer queue waits for room; a queue that did not is retried at a later poll.
+    const reconciled = yield* pass
+      .reconcile({ allowBigDelete: false })
+      .pipe(Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)))
+    if (reconciled === null) {
+      failedAt = yield* Clock.currentTimeMillis
+      return
+    }
+    const report = reconciled
     yield* passDone(report)
     if (report.failures.length > 0) failedAt = yield* Clock.currentTimeMillis
   })

@@ -31,6 +31,7 @@ import { type LocalOpError, LocalOps, type RootUnavailable } from "../sync/local
 import { runPass } from "../sync/pass.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import type { Action, SkipCode } from "../sync/planner.ts"
+import type { NotEnoughSpace } from "../transfer/NotEnoughSpace.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { type CatchUpOptions, type CatchUpResult, RemoteSync } from "./RemoteSync.ts"
 import { TransferDownloads } from "./TransferDownloads.ts"
@@ -88,8 +89,13 @@ export class MirrorPass extends Context.Service<
   MirrorPass,
   {
     readonly catchUp: (options: CatchUpOptions) => Effect.Effect<CatchUpResult, ApiError>
-    readonly reconcile: (options: ReconcileOptions) => Effect.Effect<ReconcileReport, RootUnavailable | LocalOpError>
-    readonly run: (options: PassOptions) => Effect.Effect<PassReport, ApiError | RootUnavailable | LocalOpError>
+    /** NotEnoughSpace only when the transfer queue does not wait for room (`run --once`). */
+    readonly reconcile: (
+      options: ReconcileOptions
+    ) => Effect.Effect<ReconcileReport, RootUnavailable | LocalOpError | NotEnoughSpace>
+    readonly run: (
+      options: PassOptions
+    ) => Effect.Effect<PassReport, ApiError | RootUnavailable | LocalOpError | NotEnoughSpace>
   }
 >()("dlsync/engine/MirrorPass") {
   static readonly layer: Layer.Layer<

@@ -26,6 +26,7 @@ import { Store } from "../store/Store.ts"
 import { DownloadQueue, type DownloadRequest } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import type { WrittenStat } from "../sync/model.ts"
+import type { NotEnoughSpace } from "../transfer/NotEnoughSpace.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { partialPathFor } from "../transfer/TransferEngine.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
@@ -53,8 +54,11 @@ export const PROGRESS_SAMPLE_MS = 1_000
 export class TransferDownloads extends Context.Service<
   TransferDownloads,
   {
-    /** Downloads everything enqueued since the last drain; resolves when each has an outcome. */
-    readonly drain: Effect.Effect<DrainReport>
+    /**
+     * Downloads everything enqueued since the last drain; resolves when each has an outcome.
+     * Fails with NotEnoughSpace, stopping the other downloads, when the queue does not wait for room.
+     */
+    readonly drain: Effect.Effect<DrainReport, NotEnoughSpace>
   }
 >()("dlsync/engine/TransferDownloads") {
   /** Provides both the executor's DownloadQueue and the drain. */

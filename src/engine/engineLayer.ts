@@ -83,7 +83,9 @@ export const transferLinksLayer: Layer.Layer<TransferLinks, never, ApiClient> = 
 export const runLayer = (
   config: AppConfig,
   /** The daemon starts without a usable sign-in and waits for `dlsync login`; a single pass fails at once (77). */
-  login: { readonly waitForLogin?: boolean } = {}
+  login: { readonly waitForLogin?: boolean } = {},
+  /** The daemon waits for disk space; a single pass fails at once (75). */
+  space: { readonly waitForSpace?: boolean } = {}
 ): Layer.Layer<
   | MirrorPass
   | Store
@@ -112,7 +114,8 @@ export const runLayer = (
     segment_threshold: config.transfers.segment_threshold,
     bandwidth_limit: config.transfers.bandwidth_limit,
     bandwidth_schedule: config.transfers.bandwidth_schedule,
-    min_free_space: config.transfers.min_free_space
+    min_free_space: config.transfers.min_free_space,
+    waitForSpace: space.waitForSpace ?? false
   })
   const links = transferLinksLayer
   const transfers = TransferQueue.layer(options).pipe(

@@ -3,6 +3,8 @@
  * the documented exit code (75 temporary, 78 needs the owner), never a stack trace; the
  * damaged file is kept, and moving it aside lets dlsync re-adopt the mirror without
  * downloading. The full disk is a real small tmpfs (the tests run as root).
+ * And `run --once` on a mirror disk without `transfers.min_free_space` to spare exits 75
+ * at once, saying how much is needed where, instead of waiting for room.
  */
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
@@ -103,5 +105,30 @@ describe("store failures", () => {
     const again = await b.run(["run", "--once"], { deadlineMs: 90_000 })
     assert.strictEqual(again.code, 0, again.stderr)
     assert.isTrue(Fs.existsSync(Path.join(b.root, "later.txt")))
+  })
+})
+
+describe("disk space for downloads", () => {
+  it("run --once with less room than min_free_space: 75 with one line saying how much is needed where", {
+    timeout: 60_000
+  }, async () => {
+    box = await sandbox()
+    const b = box
+    seedSmallLibrary(b.emu)
+    const root = Path.join(smallDisk(b, "20m"), "root")
+    Fs.mkdirSync(root)
+    const result = await b.run(["run", "--once"], {
+      root,
+      env: { DLSYNC_TRANSFERS_MIN_FREE_SPACE: "1 GiB" },
+      deadlineMs: 45_000
+    })
+    assert.strictEqual(result.code, 75, result.stderr)
+    const lines = result.stderr.split("\n").filter((line) => line.startsWith("dlsync:"))
+    assert.lengthOf(lines, 1, result.stderr)
+    assert.match(
+      lines[0] ?? "",
+      /^dlsync: not enough free space for the downloads in .*\/small\/root\/\.dlsync\/partial\/landing: 1\.0 GiB needed \(the file and transfers\.min_free_space = 1\.0 GiB\), \d+\.\d MiB free; free some space or lower transfers\.min_free_space$/
+    )
+    assert.notMatch(result.stderr, /\n\s+at /)
   })
 })

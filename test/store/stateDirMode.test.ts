@@ -11,7 +11,10 @@ describe("state dir mode", () => {
       const stateDir = Path.join(tempDir(), "state")
       Fs.mkdirSync(stateDir, { mode: 0o755 })
       Fs.chmodSync(stateDir, 0o755)
-      yield* withStore(stateDir, Database.use(() => Effect.void))
+      yield* withStore(
+        stateDir,
+        Database.use(() => Effect.void)
+      )
       assert.strictEqual(Fs.statSync(stateDir).mode & 0o777, 0o700)
     })
   )
