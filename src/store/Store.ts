@@ -124,6 +124,8 @@ export class Store extends Context.Service<
       readonly locallyDeleted: Effect.Effect<ReadonlyArray<LocallyDeleted>>
       /** Forgets the deletion markers at or below `path` (dlsync restore); returns how many. */
       readonly restore: (path: string) => Effect.Effect<number>
+      /** Forgets every deletion marker (dlsync restore . : the whole mirror); returns how many. */
+      readonly restoreAll: Effect.Effect<number>
       readonly forgetMarker: (remoteId: string) => Effect.Effect<void>
     }
     /** The local operation under way (see migrations.ts, pending_op). */
@@ -292,6 +294,7 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
       "DELETE FROM locally_deleted WHERE path = @path OR substr(path, 1, length(@path) + 1) = @path || '/'"
     ),
     deleteMarker: db.prepare("DELETE FROM locally_deleted WHERE remote_id = ?"),
+    deleteAllMarkers: db.prepare("DELETE FROM locally_deleted"),
     getPending: db.prepare("SELECT * FROM pending_op WHERE id = 1"),
     putPending: db.prepare(
       `INSERT OR REPLACE INTO pending_op (id, op, remote_id, from_path, to_path, inode, started_at)
@@ -513,6 +516,7 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
         })
       ),
       restore: (path) => Effect.sync(() => q.deleteMarkerTree.run({ path }).changes),
+      restoreAll: Effect.sync(() => q.deleteAllMarkers.run().changes),
       forgetMarker: (remoteId) => Effect.sync(() => void q.deleteMarker.run(remoteId))
     },
     pendingOp: {
