@@ -28,7 +28,7 @@ import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
 import { settingsFrom } from "../engine/EngineSettings.ts"
 import { runLayer } from "../engine/engineLayer.ts"
 import { describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
-import { statusDocument } from "../engine/statusDocument.ts"
+import { LOGIN_REQUIRED_EVENT, SIGNED_IN_EVENT, signInState, statusDocument } from "../engine/statusDocument.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
@@ -98,18 +98,28 @@ export const daemonLayer = (config: AppConfig) => {
 /** One pass with per-file progress lines; lists every failure and fails with ItemsFailed. */
 export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) {
   const pass = yield* MirrorPass
+  const store = yield* Store
   yield* logTransfers
-  const report = yield* pass.run({
-    allowBigDelete,
-    fullListing: true,
-    probeFeed: true,
-    onPage: ({ pages, items }) =>
-      pages % 10 === 0 ? Effect.logInfo(`listing: ${pages} pages, ${items} items`) : Effect.void,
-    onPlan: (summary) =>
-      summary.actions > 0
-        ? Effect.logInfo(`plan: ${summary.actions} actions, ${summary.downloads} downloads (${summary.bytes} bytes)`)
-        : Effect.void
-  })
+  const report = yield* pass
+    .run({
+      allowBigDelete,
+      fullListing: true,
+      probeFeed: true,
+      onPage: ({ pages, items }) =>
+        pages % 10 === 0 ? Effect.logInfo(`listing: ${pages} pages, ${items} items`) : Effect.void,
+      onPlan: (summary) =>
+        summary.actions > 0
+          ? Effect.logInfo(`plan: ${summary.actions} actions, ${summary.downloads} downloads (${summary.bytes} bytes)`)
+          : Effect.void
+    })
+    .pipe(
+      Effect.tapError((error) =>
+        error._tag === "ApiError" && SIGN_IN_REFUSED.has(error.reason._tag)
+          ? recordSignIn(store, "refused")
+          : Effect.void
+      )
+    )
+  yield* recordSignIn(store, "accepted")
   yield* Console.log(summarize(report))
   if (report.failures.length > 0 || report.held !== null) {
     for (const f of report.failures) yield* Console.error(`failed: ${f.path}: ${f.reason}`)
@@ -136,6 +146,34 @@ export const summarize = (report: PassReport): string =>
   `${report.remote.mode} mode: ${report.remote.pages} pages, ${report.remote.upserted} updated, ${report.remote.deleted + report.remote.removedUnlisted} removed remotely; ${describeReport(report)}`
 
 // ---------------------------------------------------------------------------------------
+
+/** The ApiError reasons main.ts exits 77 for: the service refused the credential, or the OAuth server the refresh. */
+const SIGN_IN_REFUSED: ReadonlySet<string> = new Set(["Unauthorized", "Forbidden", "OAuth"])
+
+/**
+ * Records a refused sign-in, and a sign-in that works again, as the daemon does, so that
+ * `status` tells the sign-in state after a single pass too. Only a change is recorded.
+ */
+const recordSignIn = Effect.fnUntraced(function* (store: Store["Service"], outcome: "refused" | "accepted") {
+  const current = signInState(yield* store.events.recent(200)).state
+  if (outcome === "refused" && current === "ok") {
+    yield* store.events.append({
+      level: "error",
+      kind: LOGIN_REQUIRED_EVENT,
+      message: "login required: run `dlsync login`",
+      path: null,
+      remoteId: null
+    })
+  } else if (outcome === "accepted" && current === "login required") {
+    yield* store.events.append({
+      level: "info",
+      kind: SIGNED_IN_EVENT,
+      message: "signed in again",
+      path: null,
+      remoteId: null
+    })
+  }
+})
 
 /** A log line per file started, finished or parked, for the length of the scope. */
 const logTransfers = forEachTransferEvent((event) => {

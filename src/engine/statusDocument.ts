@@ -153,7 +153,7 @@ export const renderStatus = (doc: StatusDocument): string => {
 }
 
 /** The sign-in state the newest sign-in event tells; "ok" when there is none. */
-const signInState = (
+export const signInState = (
   events: ReadonlyArray<{ readonly kind: string; readonly at: string }>
 ): StatusDocument["signIn"] => {
   const last = events.findLast((e) => e.kind === LOGIN_REQUIRED_EVENT || e.kind === SIGNED_IN_EVENT)
