@@ -24,7 +24,7 @@
 import { Context, DateTime, Effect, Layer, Semaphore } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
-import { Store } from "../store/Store.ts"
+import { type PassFailure, Store } from "../store/Store.ts"
 import { detectCaseInsensitive } from "../sync/caseSensitivity.ts"
 import type { DownloadQueue } from "../sync/executor.ts"
 import { type LocalOpError, LocalOps, type RootUnavailable } from "../sync/localOps.ts"
@@ -37,11 +37,7 @@ import { type CatchUpOptions, type CatchUpResult, RemoteSync } from "./RemoteSyn
 import { TransferDownloads } from "./TransferDownloads.ts"
 
 /** One item the pass could not bring in line, with its reason. */
-export interface ItemFailure {
-  readonly path: string
-  readonly remoteId: string | null
-  readonly reason: string
-}
+export type ItemFailure = PassFailure
 
 export interface ReconcileOptions {
   readonly allowBigDelete: boolean
@@ -191,6 +187,7 @@ export class MirrorPass extends Context.Service<
           held,
           skipped
         }
+        yield* store.passFailures.replace(failures)
         yield* store.events.append({
           level: failures.length > 0 || held !== null ? "warn" : "info",
           kind: "pass",

@@ -5,7 +5,7 @@
 import { DateTime, Effect } from "effect"
 import { formatSize } from "../config/units.ts"
 import { liveLockHolder } from "../store/instanceLock.ts"
-import type { Store } from "../store/Store.ts"
+import type { PassFailure, Store } from "../store/Store.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import { mapTree } from "../sync/tree.ts"
 import type { EngineSettingsShape } from "./EngineSettings.ts"
@@ -47,6 +47,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
   const entries = yield* store.local.all
   const markers = yield* store.local.locallyDeleted
   const held = yield* store.held.list
+  const passFailures = yield* store.passFailures.list
   const events = yield* store.events.recent(200)
   const published = yield* store.liveTransfers.read
   const holderPid = yield* Effect.sync(() => liveLockHolder(settings.stateDir))
@@ -91,9 +92,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
       ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)
     },
     lastPollAt: feed.lastPollAt,
-    failures: entries
-      .filter((e) => e.state === "failed")
-      .map((e) => ({ path: e.path, attempts: e.attempts, reason: e.lastError ?? "unknown" })),
+    failures: failuresOf(entries, passFailures),
     locked,
     heldDelete:
       held.length === 0 ? null : { count: held.length, since: held[0]?.heldAt ?? "", paths: held.map((h) => h.path) },
@@ -121,7 +120,8 @@ export const renderStatus = (doc: StatusDocument): string => {
   lines.push(`remote:          ${doc.remote.files} files, ${doc.remote.folders} folders`)
   lines.push(
     `local:           ${Object.entries(doc.entries)
-      .map(([k, v]) => `${v} ${k}`)
+      // Failed: what the last pass left unmirrored, failed entries included (see failuresOf).
+      .map(([k, v]) => `${k === "failed" ? Math.max(v, doc.failures.length) : v} ${k}`)
       .join(", ")}`
   )
   lines.push(`bytes:           ${formatSize(doc.bytes.mirrored)} mirrored, ${formatSize(doc.bytes.pending)} pending`)
@@ -150,6 +150,29 @@ export const renderStatus = (doc: StatusDocument): string => {
     doc.recentProblems.map((p) => `${p.at} ${p.kind}: ${p.message}`)
   )
   return lines.join("\n")
+}
+
+/**
+ * Failed local entries, and what else the last reconcile left unmirrored (occupied paths,
+ * blocked parents, failed local operations): what `run --once` listed, one row per path.
+ */
+const failuresOf = (
+  entries: ReadonlyArray<{
+    readonly path: string
+    readonly state: string
+    readonly attempts: number
+    readonly lastError: string | null
+  }>,
+  passFailures: ReadonlyArray<PassFailure>
+): StatusDocument["failures"] => {
+  const failed = entries
+    .filter((e) => e.state === "failed")
+    .map((e) => ({ path: e.path, attempts: e.attempts, reason: e.lastError ?? "unknown" }))
+  const listed = new Set(failed.map((f) => f.path))
+  const others = passFailures
+    .filter((f) => !listed.has(f.path))
+    .map((f) => ({ path: f.path, attempts: 1, reason: f.reason }))
+  return [...failed, ...others]
 }
 
 /** The sign-in state the newest sign-in event tells; "ok" when there is none. */
