@@ -201,11 +201,18 @@ CREATE TABLE pass_failures (
 ) STRICT;
 `
 
+const V5_SPACE_WAITS = `
+-- live_transfers.waiting_for_space: files the running dlsync holds back until the disk has
+-- transfers.min_free_space to spare again (published like the rest of the row).
+ALTER TABLE live_transfers ADD COLUMN waiting_for_space INTEGER NOT NULL DEFAULT 0 CHECK (waiting_for_space >= 0);
+`
+
 export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, name: "initial schema", sql: V1_INITIAL },
   { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX },
   { version: 3, name: "live transfers", sql: V3_LIVE_TRANSFERS },
-  { version: 4, name: "pass failures", sql: V4_PASS_FAILURES }
+  { version: 4, name: "pass failures", sql: V4_PASS_FAILURES },
+  { version: 5, name: "space waits", sql: V5_SPACE_WAITS }
 ]
 
 /** The schema version this binary writes. */

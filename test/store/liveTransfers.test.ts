@@ -11,6 +11,7 @@ import { tempDir, withStore } from "./helpers.ts"
 
 const live: LiveTransfers = {
   pid: 4242,
+  waitingForSpace: 0,
   updatedAt: "2024-05-06T07:08:09.000Z",
   completed: 2,
   parked: 1,
