@@ -250,10 +250,11 @@ const filesByState = Effect.fnUntraced(function* (store: Store["Service"]) {
 
 /**
  * Bytes of each finished download (what it fetched over the network) counted as they land,
- * download retries, and the rate, queue depth and app-state write counts sampled every
- * TRANSFER_SAMPLE_INTERVAL, for the scope's life.
+ * download retries, and the rate, queue depth, files waiting for disk space (readiness) and
+ * app-state write counts sampled every TRANSFER_SAMPLE_INTERVAL, for the scope's life.
  */
 const observeTransfers = Effect.gen(function* () {
+  const readiness = yield* Readiness
   const progress = yield* ProgressTracker
   const queue = yield* TransferQueue
   const metrics = yield* Metrics
@@ -272,6 +273,7 @@ const observeTransfers = Effect.gen(function* () {
     const stats = queue.stats()
     yield* metrics.setTransferRate(overall.active === 0 ? 0 : overall.rate)
     yield* metrics.setQueueDepth(stats.queued + stats.waitingForSpace)
+    yield* readiness.setWaitingForSpace(stats.waitingForSpace)
     const writes = yield* appState.stats
     yield* metrics.appStateWrite("written", writes.written - appStateSeen.written)
     yield* metrics.appStateWrite("precondition_failed", writes.preconditionFailures - appStateSeen.preconditionFailures)

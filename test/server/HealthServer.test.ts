@@ -62,7 +62,8 @@ describe("HealthServer endpoints", () => {
         checks: {
           store: { ok: false, detail: "store not open" },
           feed: { ok: false, detail: "feed not polled yet" },
-          auth: { ok: false, detail: "not signed in" }
+          auth: { ok: false, detail: "not signed in" },
+          space: { ok: true, detail: "no transfer waits for disk space" }
         }
       })
       assert.strictEqual((yield* request(base, "HEAD", "/readyz")).status, 503)
@@ -92,6 +93,15 @@ describe("HealthServer endpoints", () => {
       yield* readiness.setSignedIn(false)
       assert.deepStrictEqual((yield* readyz).report.checks.auth, { ok: false, detail: "not signed in" })
       yield* readiness.setSignedIn(true)
+      yield* readiness.setWaitingForSpace(2)
+      const paused = yield* readyz
+      assert.strictEqual(paused.status, 503)
+      assert.deepStrictEqual(paused.report.checks.space, {
+        ok: false,
+        detail: "transfers paused: 2 file(s) wait for free disk space (transfers.min_free_space)"
+      })
+      yield* readiness.setWaitingForSpace(0)
+      assert.strictEqual((yield* readyz).status, 200)
       yield* readiness.setStoreOpen(false)
       assert.strictEqual((yield* readyz).status, 503)
     }).pipe(withServer)
