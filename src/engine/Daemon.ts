@@ -59,6 +59,7 @@ import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
+import { storeFailureOf } from "../store/StoreError.ts"
 import type { LocalOpError, RootUnavailable } from "../sync/localOps.ts"
 import { DLSYNC_DIR } from "../sync/tree.ts"
 import { forEachTransferEvent, ProgressTracker } from "../transfer/ProgressTracker.ts"
@@ -178,6 +179,21 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   // Added last, so it runs first when shutdown closes the scope.
   yield* Effect.addFinalizer(() => notify.stopping)
 
+  /**
+   * A full state disk is temporary: the step that met it is given up (SQLite rolled its
+   * transaction back) and the next poll tries again. Any other defect stays one.
+   */
+  const whenStateDiskFull =
+    <A>(value: A) =>
+    (defect: unknown): Effect.Effect<A> => {
+      const failure = storeFailureOf(defect, settings.stateDir)
+      if (failure?._tag !== "StateDiskFull") return Effect.die(defect)
+      return Effect.logWarning(`${failure.message}; retrying at the next poll`).pipe(
+        Effect.andThen(notify.status("state dir disk full")),
+        Effect.as(value)
+      )
+    }
+
   let lastFull = yield* Clock.currentTimeMillis
   /** When the last pass ended with failures; null when it had none, or a pass runs. */
   let failedAt: number | null = null
@@ -186,7 +202,10 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     const now = yield* Clock.currentTimeMillis
     const start = reason === "start"
     const fullListing = start || now - lastFull >= settings.listingInterval
-    const caught = yield* Effect.result(pass.catchUp({ fullListing, probeFeed: start }))
+    const caught = yield* Effect.result(pass.catchUp({ fullListing, probeFeed: start })).pipe(
+      Effect.catchDefect(whenStateDiskFull("full" as const))
+    )
+    if (caught === "full") return "failed"
     if (caught._tag === "Failure") {
       const error = caught.failure
       yield* refused(error)
@@ -217,9 +236,10 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     inLine = false
     failedAt = null
     // The daemon's transfer queue waits for room; a queue that did not is retried at a later poll.
-    const reconciled = yield* pass
-      .reconcile({ allowBigDelete: false })
-      .pipe(Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)))
+    const reconciled = yield* pass.reconcile({ allowBigDelete: false }).pipe(
+      Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)),
+      Effect.catchDefect(whenStateDiskFull(null))
+    )
     if (reconciled === null) {
       failedAt = yield* Clock.currentTimeMillis
       return

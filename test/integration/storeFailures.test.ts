@@ -64,6 +64,32 @@ describe("store failures", () => {
     assertOneLine(result, /^dlsync: the disk of the state dir .* is full: free some space there/)
   })
 
+  it("the daemon waits out a full state disk and goes on once there is room", { timeout: 120_000 }, async () => {
+    box = await sandbox()
+    const b = box
+    seedMany(b.emu, "many", 3000)
+    const disk = smallDisk(b, "256k")
+    const stateDir = Path.join(disk, "state")
+    const daemon = b.spawn(["run"], { stateDir, env: { DLSYNC_SYNC_POLL_INTERVAL: "1h" }, deadlineMs: 100_000 })
+    await eventually(
+      async () => /the disk of the state dir .* is full.*retrying at the next poll/.test(daemon.output().stderr),
+      "the daemon says the state disk is full",
+      45_000,
+      () => daemon.output().stderr
+    )
+    assert.isNull(daemon.child.exitCode, "the daemon keeps running")
+    execFileSync("mount", ["-o", "remount,size=64m", disk])
+    daemon.child.kill("SIGHUP")
+    await eventually(
+      async () => Fs.existsSync(Path.join(b.root, "many")) && Fs.readdirSync(Path.join(b.root, "many")).length === 3000,
+      "the mirror once there is room",
+      60_000,
+      () => daemon.output().stderr.slice(-2000)
+    )
+    daemon.child.kill("SIGTERM")
+    assert.strictEqual((await daemon.exit).code, 0)
+  })
+
   it("no room even for the lock file: 75 (temporary), not 78", { timeout: 60_000 }, async () => {
     box = await sandbox()
     const b = box
