@@ -1,6 +1,7 @@
 /**
  * `run --once` whose sign-in is refused exits 77 and leaves `status` saying "login
- * required" (not "ok"), until a later run signs in again.
+ * required" (not "ok"), until a later run signs in again; the refusal does not pass for a
+ * personal API key's (the mirror stays in change-feed mode).
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
@@ -29,6 +30,9 @@ describe("run --once and the sign-in state in status", () => {
     oauth.revoke(b.emu.refreshToken)
     const refused = await b.run(["run", "--once"])
     assert.strictEqual(refused.code, 77, refused.stderr)
+    assert.notInclude(refused.stderr, "mirroring by listing", "a refused OAuth sign-in is not a personal API key")
+    const document = JSON.parse((await b.run(["status", "--json"])).stdout)
+    assert.strictEqual(document.mode.name, "changes", document.mode.reason)
     const state = await signIn(b)
     assert.strictEqual(state.state, "login required")
     assert.isString(state.since)
