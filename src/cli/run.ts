@@ -28,7 +28,7 @@ import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
 import { settingsFrom } from "../engine/EngineSettings.ts"
 import { runLayer } from "../engine/engineLayer.ts"
 import { describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
-import { LOGIN_REQUIRED_EVENT, SIGNED_IN_EVENT, signInState, statusDocument } from "../engine/statusDocument.ts"
+import { recordSignInEvent, signInState, statusDocument } from "../engine/statusDocument.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
@@ -156,23 +156,8 @@ const SIGN_IN_REFUSED: ReadonlySet<string> = new Set(["Unauthorized", "Forbidden
  */
 const recordSignIn = Effect.fnUntraced(function* (store: Store["Service"], outcome: "refused" | "accepted") {
   const current = signInState(yield* store.events.recent(200)).state
-  if (outcome === "refused" && current === "ok") {
-    yield* store.events.append({
-      level: "error",
-      kind: LOGIN_REQUIRED_EVENT,
-      message: "login required: run `dlsync login`",
-      path: null,
-      remoteId: null
-    })
-  } else if (outcome === "accepted" && current === "login required") {
-    yield* store.events.append({
-      level: "info",
-      kind: SIGNED_IN_EVENT,
-      message: "signed in again",
-      path: null,
-      remoteId: null
-    })
-  }
+  if (outcome === "refused" && current === "ok") yield* recordSignInEvent(store, "login required")
+  if (outcome === "accepted" && current === "login required") yield* recordSignInEvent(store, "ok")
 })
 
 /** A log line per file started, finished or parked, for the length of the scope. */

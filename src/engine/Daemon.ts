@@ -67,7 +67,7 @@ import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { type PollOutcome, runDaemonLoop, type Wake } from "./daemonLoop.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
-import { LOGIN_REQUIRED_EVENT, SIGNED_IN_EVENT } from "./statusDocument.ts"
+import { recordSignInEvent } from "./statusDocument.ts"
 
 /** Signals that make the daemon poll at once. */
 export const POLL_SIGNALS = ["SIGHUP", "SIGUSR1"] as const
@@ -141,13 +141,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const waitForLogin = Effect.fnUntraced(function* (error: ApiError) {
     if (!loginRequired) {
       loginRequired = true
-      yield* store.events.append({
-        level: "error",
-        kind: LOGIN_REQUIRED_EVENT,
-        message: "login required: run `dlsync login`; the mirror is kept as it is until then",
-        path: null,
-        remoteId: null
-      })
+      yield* recordSignInEvent(store, "login required")
     }
     yield* Effect.logError(`${error.message}; retrying at every poll`)
     yield* notify.status("login required: run `dlsync login`")
@@ -155,13 +149,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const signedInAgain = Effect.gen(function* () {
     if (!loginRequired) return
     loginRequired = false
-    yield* store.events.append({
-      level: "info",
-      kind: SIGNED_IN_EVENT,
-      message: "signed in again",
-      path: null,
-      remoteId: null
-    })
+    yield* recordSignInEvent(store, "ok")
     yield* Effect.logInfo("signed in again")
   })
   /** Whether the last pass left the mirror in line (no failure, no held delete); false while one runs. */

@@ -41,6 +41,20 @@ export interface StatusDocument {
 export const LOGIN_REQUIRED_EVENT = "login_required"
 export const SIGNED_IN_EVENT = "signed_in"
 
+/** Records that the sign-in was refused, or works again, for `status` (the daemon and `run --once`). */
+export const recordSignInEvent = (store: Store["Service"], state: StatusDocument["signIn"]["state"]) =>
+  store.events.append(
+    state === "ok"
+      ? { level: "info", kind: SIGNED_IN_EVENT, message: "signed in again", path: null, remoteId: null }
+      : {
+          level: "error",
+          kind: LOGIN_REQUIRED_EVENT,
+          message: "login required: run `dlsync login`; the mirror is kept as it is until then",
+          path: null,
+          remoteId: null
+        }
+  )
+
 export const statusDocument = Effect.fnUntraced(function* (store: Store["Service"], settings: EngineSettingsShape) {
   const feed = yield* store.feed.state
   const remote = yield* store.remote.all
