@@ -27,6 +27,7 @@ import { cliConfig, flagArgument, logLevelArgument, root } from "./cli/root.ts"
 import { onceShortcut, runCommand } from "./cli/run.ts"
 import { statusCommand } from "./cli/status.ts"
 import { logLayer } from "./log/logLayer.ts"
+import { storeFailureOf } from "./store/StoreError.ts"
 import { VERSION } from "./version.ts"
 
 const subcommands = [
@@ -98,7 +99,12 @@ const program = cli(args).pipe(
         case "HealthServerError":
           yield* Console.error(`dlsync: ${error.message}`)
           return ExitCode.config
+        case "StoreDamaged":
+          yield* Console.error(`dlsync: ${error.message}`)
+          return ExitCode.config
         case "InstanceLocked":
+        case "StateDiskFull":
+        case "NotEnoughSpace":
           yield* Console.error(`dlsync: ${error.message}`)
           return ExitCode.temporary
         case "LoginRequired":
@@ -126,6 +132,7 @@ const program = cli(args).pipe(
       }
     })
   ),
+  Effect.catchDefect((defect) => storeDefect(defect)),
   Effect.catchCause((cause) =>
     Cause.hasInterruptsOnly(cause)
       ? Effect.failCause(cause)
@@ -145,6 +152,21 @@ const program = cli(args).pipe(
   Effect.provideService(ConfigLoader, configLoader),
   Effect.provide(NodeServices.layer)
 )
+
+/**
+ * A SQLite or file-system error thrown while the store works (the store's queries run
+ * synchronously, so they surface as defects): a full disk is temporary (75), a damaged
+ * database needs the owner (78); each is one line. Anything else stays a defect (70).
+ */
+const storeDefect = (defect: unknown) =>
+  Effect.gen(function* () {
+    const config = yield* Effect.option(configLoader(configPath))
+    const failure = Option.isSome(config) ? storeFailureOf(defect, config.value.mirror.state_dir) : undefined
+    if (failure === undefined) return yield* Effect.die(defect)
+    yield* Effect.logDebug("store failure", defect)
+    yield* Console.error(`dlsync: ${failure.message}`)
+    return failure._tag === "StateDiskFull" ? ExitCode.temporary : ExitCode.config
+  })
 
 /** 77 for a refused credential, 78 for a request the configuration made invalid, 75 for what may pass. */
 const apiExitCode = (error: ApiError): ExitCode => {

@@ -4,8 +4,10 @@
  *
  * Exit codes (main.ts): 0 the mirror matches · 1 some items failed (each listed here) ·
  * 75 service unreachable, its rate limit longer than a pass waits (ONCE_MAX_RATE_LIMIT_WAIT_MS),
- * or another instance holds the lock · 77 authentication ·
- * 78 configuration, an unmounted root, or a `server.listen` the daemon cannot listen on ·
+ *    another instance holds the lock, the state dir's disk is full, or (--once) the mirror's
+ *    disk has less room than transfers.min_free_space needs · 77 authentication ·
+ * 78 configuration, an unmounted root, a damaged state database, or a `server.listen` the
+ *    daemon cannot listen on ·
  * 64 usage.
  *
  * The daemon's graph, built in this order (each layer's build needs what is above it):
@@ -27,7 +29,7 @@ import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
 import { settingsFrom } from "../engine/EngineSettings.ts"
 import { runLayer } from "../engine/engineLayer.ts"
 import { count, describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
-import { statusDocument } from "../engine/statusDocument.ts"
+import { recordSignInEvent, signInState, statusDocument } from "../engine/statusDocument.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
@@ -87,9 +89,11 @@ export const daemonLayer = (config: AppConfig) => {
     StatusSource,
     Store.use((store) => Effect.succeed(StatusSource.of({ document: statusDocument(store, settingsFrom(config)) })))
   )
-  const server = HealthServer.layer({ listen: config.server.listen }).pipe(Layer.provide(status))
+  const server = HealthServer.layer({ listen: config.server.listen, allowedHosts: config.server.allowed_hosts }).pipe(
+    Layer.provide(status)
+  )
   return server.pipe(
-    Layer.provideMerge(runLayer(config, { waitForLogin: true }).pipe(Layer.provide(observed))),
+    Layer.provideMerge(runLayer(config, { waitForLogin: true }, { waitForSpace: true }).pipe(Layer.provide(observed))),
     Layer.provideMerge(
       Layer.mergeAll(Metrics.layer, Readiness.layer({ feedMaxAge: feedMaxAge(config) }), SdNotify.layer)
     )
@@ -99,6 +103,7 @@ export const daemonLayer = (config: AppConfig) => {
 /** One pass with per-file progress lines; lists every failure and fails with ItemsFailed. */
 export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) {
   const pass = yield* MirrorPass
+  const store = yield* Store
   // Its own scope: every download line is written before the summary.
   const report = yield* Effect.scoped(
     Effect.andThen(
@@ -117,7 +122,12 @@ export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) 
             : Effect.void
       })
     )
+  ).pipe(
+    Effect.tapError((error) =>
+      error._tag === "ApiError" && SIGN_IN_REFUSED.has(error.reason._tag) ? recordSignIn(store, "refused") : Effect.void
+    )
   )
+  yield* recordSignIn(store, "accepted")
   yield* Console.log(summarize(report))
   if (report.failures.length > 0 || report.held !== null) {
     for (const f of report.failures) yield* Console.error(`failed: ${f.path}: ${f.reason}`)
@@ -144,6 +154,19 @@ export const summarize = (report: PassReport): string =>
   `${report.remote.mode} mode: ${count(report.remote.pages, "page")}, ${report.remote.upserted} updated, ${report.remote.deleted + report.remote.removedUnlisted} removed remotely; ${describeReport(report)}`
 
 // ---------------------------------------------------------------------------------------
+
+/** The ApiError reasons main.ts exits 77 for: the service refused the credential, or the OAuth server the refresh. */
+const SIGN_IN_REFUSED: ReadonlySet<string> = new Set(["Unauthorized", "Forbidden", "OAuth"])
+
+/**
+ * Records a refused sign-in, and a sign-in that works again, as the daemon does, so that
+ * `status` tells the sign-in state after a single pass too. Only a change is recorded.
+ */
+const recordSignIn = Effect.fnUntraced(function* (store: Store["Service"], outcome: "refused" | "accepted") {
+  const current = signInState(yield* store.events.recent(200)).state
+  if (outcome === "refused" && current === "ok") yield* recordSignInEvent(store, "login required")
+  if (outcome === "accepted" && current === "login required") yield* recordSignInEvent(store, "ok")
+})
 
 /** A log line per file finished, parked, retried or waiting for the rate limit, for the length of the scope. */
 const logTransfers = forEachTransferEvent((event) => {

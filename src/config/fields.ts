@@ -80,7 +80,8 @@ export const sections = {
     format: field(Schema.optionalKey(LogFormatSetting), "string")
   },
   server: {
-    listen: field(Schema.optionalKey(ListenSettingFromString), "string")
+    listen: field(Schema.optionalKey(ListenSettingFromString), "string"),
+    allowed_hosts: field(Schema.optionalKey(Schema.Array(NonEmpty)), "list")
   },
   app_state: {
     device_name: field(Schema.optionalKey(NonEmpty), "string"),

@@ -70,6 +70,8 @@ export interface AppConfig {
   readonly server: {
     /** The health/metrics/status endpoint's address, or "off". */
     readonly listen: ListenSetting
+    /** Host names, besides the listen address and loopback, the endpoint answers to (DNS rebinding guard). */
+    readonly allowed_hosts: ReadonlyArray<string>
   }
   /** Per-file progress in app state and the device record (OAuth only). */
   readonly app_state: {
@@ -191,7 +193,7 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       level: raw.log?.level ?? DEFAULTS.log_level,
       format: raw.log?.format ?? DEFAULTS.log_format
     },
-    server: { listen: raw.server?.listen ?? DEFAULTS.listen },
+    server: { listen: raw.server?.listen ?? DEFAULTS.listen, allowed_hosts: raw.server?.allowed_hosts ?? [] },
     app_state: {
       device_name: raw.app_state?.device_name?.trim() || Os.hostname(),
       progress_interval: millisOr(raw.app_state?.progress_interval, DEFAULTS.progress_interval),

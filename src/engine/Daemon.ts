@@ -61,6 +61,7 @@ import { Metrics, type MetricsShape } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
+import { storeFailureOf } from "../store/StoreError.ts"
 import {
   fullListingInterval,
   isFullListingDue,
@@ -75,7 +76,7 @@ import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { type PollOutcome, runDaemonLoop, type Wake } from "./daemonLoop.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
-import { LOGIN_REQUIRED_EVENT, SIGNED_IN_EVENT } from "./statusDocument.ts"
+import { recordSignInEvent } from "./statusDocument.ts"
 import { DOWNLOAD_LINK_OPERATION } from "./TransferDownloads.ts"
 
 /** Signals that make the daemon poll at once. */
@@ -153,13 +154,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const waitForLogin = Effect.fnUntraced(function* (error: ApiError) {
     if (!loginRequired) {
       loginRequired = true
-      yield* store.events.append({
-        level: "error",
-        kind: LOGIN_REQUIRED_EVENT,
-        message: "login required: run `dlsync login`; the mirror is kept as it is until then",
-        path: null,
-        remoteId: null
-      })
+      yield* recordSignInEvent(store, "login required")
     }
     yield* Effect.logError(`${error.message}; retrying at every poll`)
     yield* notify.status("login required: run `dlsync login`")
@@ -167,13 +162,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const signedInAgain = Effect.gen(function* () {
     if (!loginRequired) return
     loginRequired = false
-    yield* store.events.append({
-      level: "info",
-      kind: SIGNED_IN_EVENT,
-      message: "signed in again",
-      path: null,
-      remoteId: null
-    })
+    yield* recordSignInEvent(store, "ok")
     yield* Effect.logInfo("signed in again")
   })
   /** Whether the last pass left the mirror in line (no failure, no held delete); false while one runs. */
@@ -191,6 +180,21 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   // Added last, so it runs first when shutdown closes the scope.
   yield* Effect.addFinalizer(() => notify.stopping)
 
+  /**
+   * A full state disk is temporary: the step that met it is given up (SQLite rolled its
+   * transaction back) and the next poll tries again. Any other defect stays one.
+   */
+  const whenStateDiskFull =
+    <A>(value: A) =>
+    (defect: unknown): Effect.Effect<A> => {
+      const failure = storeFailureOf(defect, settings.stateDir)
+      if (failure?._tag !== "StateDiskFull") return Effect.die(defect)
+      return Effect.logWarning(`${failure.message}; retrying at the next poll`).pipe(
+        Effect.andThen(notify.status("state dir disk full")),
+        Effect.as(value)
+      )
+    }
+
   let lastFull = yield* Clock.currentTimeMillis
   /** What the last full listing of this process cost; until one, estimated from the store. */
   let listingCost: ListingCost | null = null
@@ -207,7 +211,10 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
       requestsPerHour: LISTING_REQUESTS_PER_HOUR
     })
     const fullListing = start || isFullListingDue(now - lastFull, listingEvery, settings.pollInterval, POLL_JITTER)
-    const caught = yield* Effect.result(pass.catchUp({ fullListing, probeFeed: start }))
+    const caught = yield* Effect.result(pass.catchUp({ fullListing, probeFeed: start })).pipe(
+      Effect.catchDefect(whenStateDiskFull("full" as const))
+    )
+    if (caught === "full") return "failed"
     if (caught._tag === "Failure") {
       const error = caught.failure
       yield* refused(error)
@@ -240,7 +247,16 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     localChanged = false
     inLine = false
     failedAt = null
-    const report = yield* pass.reconcile({ allowBigDelete: false })
+    // The daemon's transfer queue waits for room; a queue that did not is retried at a later poll.
+    const reconciled = yield* pass.reconcile({ allowBigDelete: false }).pipe(
+      Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)),
+      Effect.catchDefect(whenStateDiskFull(null))
+    )
+    if (reconciled === null) {
+      failedAt = yield* Clock.currentTimeMillis
+      return
+    }
+    const report = reconciled
     yield* passDone(report)
     if (report.failures.length > 0) failedAt = yield* Clock.currentTimeMillis
   })
@@ -286,10 +302,11 @@ export const countTransferEvent = (metrics: MetricsShape, event: TransferEvent):
 
 /**
  * Bytes of each finished download (what it fetched over the network) counted as they land,
- * download retries, and the rate, queue depth and app-state write counts sampled every
- * TRANSFER_SAMPLE_INTERVAL, for the scope's life.
+ * download retries, and the rate, queue depth, files waiting for disk space (readiness) and
+ * app-state write counts sampled every TRANSFER_SAMPLE_INTERVAL, for the scope's life.
  */
 const observeTransfers = Effect.gen(function* () {
+  const readiness = yield* Readiness
   const progress = yield* ProgressTracker
   const queue = yield* TransferQueue
   const metrics = yield* Metrics
@@ -302,6 +319,7 @@ const observeTransfers = Effect.gen(function* () {
     const stats = queue.stats()
     yield* metrics.setTransferRate(overall.active === 0 ? 0 : overall.rate)
     yield* metrics.setQueueDepth(stats.queued + stats.waitingForSpace)
+    yield* readiness.setWaitingForSpace(stats.waitingForSpace)
     const writes = yield* appState.stats
     yield* metrics.appStateWrite("written", writes.written - appStateSeen.written)
     yield* metrics.appStateWrite("precondition_failed", writes.preconditionFailures - appStateSeen.preconditionFailures)

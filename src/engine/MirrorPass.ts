@@ -24,7 +24,7 @@
 import { Context, DateTime, Effect, Layer, Semaphore } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
-import { Store } from "../store/Store.ts"
+import { type PassFailure, Store } from "../store/Store.ts"
 import { detectCaseInsensitive } from "../sync/caseSensitivity.ts"
 import type { DownloadQueue } from "../sync/executor.ts"
 import { type LocalOpError, LocalOps, type RootUnavailable } from "../sync/localOps.ts"
@@ -32,16 +32,13 @@ import { runPass } from "../sync/pass.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import type { Action, SkipCode } from "../sync/planner.ts"
 import { mapTree, unmatchedFilters } from "../sync/tree.ts"
+import type { NotEnoughSpace } from "../transfer/NotEnoughSpace.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { type CatchUpOptions, type CatchUpResult, RemoteSync } from "./RemoteSync.ts"
 import { TransferDownloads } from "./TransferDownloads.ts"
 
 /** One item the pass could not bring in line, with its reason. */
-export interface ItemFailure {
-  readonly path: string
-  readonly remoteId: string | null
-  readonly reason: string
-}
+export type ItemFailure = PassFailure
 
 export interface ReconcileOptions {
   readonly allowBigDelete: boolean
@@ -90,11 +87,16 @@ export class MirrorPass extends Context.Service<
   MirrorPass,
   {
     readonly catchUp: (options: CatchUpOptions) => Effect.Effect<CatchUpResult, ApiError>
-    /** ApiError only under run --once: the service's rate limit held download links longer than it waits. */
+    /**
+     * ApiError only under run --once: the service's rate limit held download links longer than
+     * it waits; NotEnoughSpace only when the transfer queue does not wait for room (`run --once`).
+     */
     readonly reconcile: (
       options: ReconcileOptions
-    ) => Effect.Effect<ReconcileReport, ApiError | RootUnavailable | LocalOpError>
-    readonly run: (options: PassOptions) => Effect.Effect<PassReport, ApiError | RootUnavailable | LocalOpError>
+    ) => Effect.Effect<ReconcileReport, ApiError | RootUnavailable | LocalOpError | NotEnoughSpace>
+    readonly run: (
+      options: PassOptions
+    ) => Effect.Effect<PassReport, ApiError | RootUnavailable | LocalOpError | NotEnoughSpace>
   }
 >()("dlsync/engine/MirrorPass") {
   static readonly layer: Layer.Layer<
@@ -205,6 +207,7 @@ export class MirrorPass extends Context.Service<
           held,
           skipped
         }
+        yield* store.passFailures.replace(failures)
         yield* store.events.append({
           level: failures.length > 0 || held !== null ? "warn" : "info",
           kind: "pass",

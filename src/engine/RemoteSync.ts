@@ -15,6 +15,7 @@
 import { Context, Effect, Layer } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import { type ApiError, isAuthProblem } from "../api/ApiError.ts"
+import { isLoginRequired } from "../auth/AuthError.ts"
 import { Store } from "../store/Store.ts"
 import { type CatchUp, CHANGES_PARAMS, catchUpChanges, type FeedRefused, type OnPage } from "../sync/feed.ts"
 import { LISTING_PARAMS, pollListing, walkListing } from "../sync/listing.ts"
@@ -97,9 +98,11 @@ export class RemoteSync extends Context.Service<
 const feedRefusal = (api: ApiClient["Service"]): Effect.Effect<string | undefined, ApiError> =>
   api.changes.page({ limit: 1 }).pipe(
     Effect.as(undefined),
-    Effect.catchIf(isAuthProblem, (error) =>
-      Effect.succeed(
-        `the change feed refused the credential (${"status" in error.reason ? error.reason.status : "401"}); mirroring by listing (a personal API key cannot read /files/changes)`
-      )
+    Effect.catchIf(
+      (error) => isAuthProblem(error) && !isLoginRequired(error),
+      (error) =>
+        Effect.succeed(
+          `the change feed refused the credential (${"status" in error.reason ? error.reason.status : "401"}); mirroring by listing (a personal API key cannot read /files/changes)`
+        )
     )
   )

@@ -30,6 +30,7 @@ import { Store } from "../store/Store.ts"
 import { DownloadQueue, type DownloadRequest } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import { looksLanded, type WrittenStat } from "../sync/model.ts"
+import type { NotEnoughSpace } from "../transfer/NotEnoughSpace.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { rateLimitedUntilText } from "../transfer/progressView.ts"
 import { partialPathFor } from "../transfer/TransferEngine.ts"
@@ -63,9 +64,11 @@ export class TransferDownloads extends Context.Service<
   {
     /**
      * Downloads everything enqueued since the last drain; resolves when each has an outcome.
-     * Fails with RateLimited when the service's rate limit held files longer than the engine waits.
+     * Fails with RateLimited when the service's rate limit held files longer than the engine
+     * waits, and with NotEnoughSpace, stopping the other downloads, when the queue does not wait
+     * for room.
      */
-    readonly drain: Effect.Effect<DrainReport, ApiError>
+    readonly drain: Effect.Effect<DrainReport, ApiError | NotEnoughSpace>
   }
 >()("dlsync/engine/TransferDownloads") {
   /** Provides both the executor's DownloadQueue and the drain. */

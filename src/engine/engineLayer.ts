@@ -23,10 +23,10 @@ import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
 import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
-import { Database } from "../store/Database.ts"
+import { Database, type OpenFailure } from "../store/Database.ts"
 import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
 import { Store } from "../store/Store.ts"
-import type { SchemaTooNew, StoreOpenError } from "../store/StoreError.ts"
+import type { StateDiskFull } from "../store/StoreError.ts"
 import { transferJournalLayer } from "../store/transferJournal.ts"
 import { asFileId } from "../sync/feed.ts"
 import { LocalOps } from "../sync/localOps.ts"
@@ -43,10 +43,10 @@ import { MirrorPass } from "./MirrorPass.ts"
 import { RemoteSync } from "./RemoteSync.ts"
 import { TransferDownloads } from "./TransferDownloads.ts"
 
-export type EngineBuildError = ApiError | LoginRequired | TokenStoreError | StoreOpenError | SchemaTooNew
+export type EngineBuildError = ApiError | LoginRequired | TokenStoreError | OpenFailure | StateDiskFull
 
 /** The store of `state_dir`, opened and migrated. */
-export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, StoreOpenError | SchemaTooNew> =>
+export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, OpenFailure> =>
   Store.layer.pipe(Layer.provideMerge(Database.layer(config.mirror.state_dir)))
 
 /**
@@ -109,7 +109,9 @@ export const apiLayer = (config: AppConfig, login: { readonly waitForLogin?: boo
 export const runLayer = (
   config: AppConfig,
   /** The daemon starts without a usable sign-in and waits for `dlsync login`; a single pass fails at once (77). */
-  login: { readonly waitForLogin?: boolean } = {}
+  login: { readonly waitForLogin?: boolean } = {},
+  /** The daemon waits for disk space; a single pass fails at once (75). */
+  space: { readonly waitForSpace?: boolean } = {}
 ): Layer.Layer<
   | MirrorPass
   | Store
@@ -123,7 +125,7 @@ export const runLayer = (
   EngineBuildError | InstanceLocked
 > => {
   const api = apiLayer(config, login)
-  const options = transferOptions(config.transfers)
+  const options = transferOptions({ ...config.transfers, waitForSpace: space.waitForSpace ?? false })
   const links = transferLinksLayer
   // run --once does not wait out a long rate limit: it ends (exit 75) and the next run resumes.
   const transferEngine = Layer.unwrap(

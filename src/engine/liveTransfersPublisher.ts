@@ -4,7 +4,8 @@
  *
  *   ProgressTracker.snapshot() ─► every second, while files transfer ─► store.liveTransfers
  *
- * A timer reads the tracker's counters: the byte path never waits on SQLite. Nothing is
+ * Files waiting for disk space (TransferQueue) are published too, so status says why
+ * nothing moves. A timer reads the tracker's counters: the byte path never waits on SQLite. Nothing is
  * written while no file transfers. The published row is cleared when the run starts (a
  * killed run's leftover), when the last transfer ends, and when the run ends.
  */
@@ -12,36 +13,48 @@ import { DateTime, Effect, Layer, Schedule } from "effect"
 import type { LiveTransfers } from "../store/liveTransfers.ts"
 import { Store } from "../store/Store.ts"
 import { type ProgressSnapshot, ProgressTracker } from "../transfer/ProgressTracker.ts"
+import { TransferQueue } from "../transfer/TransferQueue.ts"
 
 /** At most one write a second: enough for a human watching `status`, nothing for SQLite. */
 export const PUBLISH_INTERVAL = "1 second"
 
-export const liveTransfersPublisher: Layer.Layer<never, never, Store | ProgressTracker> = Layer.effectDiscard(
-  Effect.gen(function* () {
-    const store = yield* Store
-    const tracker = yield* ProgressTracker
-    yield* Effect.acquireRelease(store.liveTransfers.clear, () => store.liveTransfers.clear)
-    let published = false
-    const publish = Effect.gen(function* () {
-      const at = yield* DateTime.now
-      const snapshot = tracker.snapshot(DateTime.toEpochMillis(at))
-      if (snapshot.files.length > 0) {
-        yield* store.liveTransfers.publish(liveTransfersOf(snapshot, process.pid, DateTime.formatIso(at)))
-        published = true
-      } else if (published) {
-        yield* store.liveTransfers.clear
-        published = false
-      }
+export const liveTransfersPublisher: Layer.Layer<never, never, Store | ProgressTracker | TransferQueue> =
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const store = yield* Store
+      const tracker = yield* ProgressTracker
+      const queue = yield* TransferQueue
+      yield* Effect.acquireRelease(store.liveTransfers.clear, () => store.liveTransfers.clear)
+      let published = false
+      const publish = Effect.gen(function* () {
+        const at = yield* DateTime.now
+        const snapshot = tracker.snapshot(DateTime.toEpochMillis(at))
+        const waitingForSpace = queue.stats().waitingForSpace
+        if (snapshot.files.length > 0 || waitingForSpace > 0) {
+          yield* store.liveTransfers.publish(
+            liveTransfersOf(snapshot, waitingForSpace, process.pid, DateTime.formatIso(at))
+          )
+          published = true
+        } else if (published) {
+          yield* store.liveTransfers.clear
+          published = false
+        }
+      })
+      yield* Effect.forkScoped(Effect.repeat(publish, Schedule.spaced(PUBLISH_INTERVAL)))
     })
-    yield* Effect.forkScoped(Effect.repeat(publish, Schedule.spaced(PUBLISH_INTERVAL)))
-  })
-)
+  )
 
 // ---------------------------------------------------------------------------------------
 
 /** The store's form of a tracker snapshot: a file's name is its mirror path (TransferDownloads). */
-const liveTransfersOf = (snapshot: ProgressSnapshot, pid: number, updatedAt: string): LiveTransfers => ({
+const liveTransfersOf = (
+  snapshot: ProgressSnapshot,
+  waitingForSpace: number,
+  pid: number,
+  updatedAt: string
+): LiveTransfers => ({
   pid,
+  waitingForSpace,
   updatedAt,
   completed: snapshot.overall.completed,
   parked: snapshot.overall.parked,

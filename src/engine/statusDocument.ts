@@ -5,7 +5,7 @@
 import { DateTime, Effect } from "effect"
 import { formatDuration } from "../config/units.ts"
 import { liveLockHolder } from "../store/instanceLock.ts"
-import type { Store } from "../store/Store.ts"
+import type { PassFailure, Store } from "../store/Store.ts"
 import { fullListingInterval, LISTING_REQUESTS_PER_HOUR, listingCostOf } from "../sync/listingCadence.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import { mapTree, unmatchedFilters } from "../sync/tree.ts"
@@ -54,12 +54,27 @@ export interface StatusDocument {
 export const LOGIN_REQUIRED_EVENT = "login_required"
 export const SIGNED_IN_EVENT = "signed_in"
 
+/** Records that the sign-in was refused, or works again, for `status` (the daemon and `run --once`). */
+export const recordSignInEvent = (store: Store["Service"], state: StatusDocument["signIn"]["state"]) =>
+  store.events.append(
+    state === "ok"
+      ? { level: "info", kind: SIGNED_IN_EVENT, message: "signed in again", path: null, remoteId: null }
+      : {
+          level: "error",
+          kind: LOGIN_REQUIRED_EVENT,
+          message: "login required: run `dlsync login`; the mirror is kept as it is until then",
+          path: null,
+          remoteId: null
+        }
+  )
+
 export const statusDocument = Effect.fnUntraced(function* (store: Store["Service"], settings: EngineSettingsShape) {
   const feed = yield* store.feed.state
   const remote = yield* store.remote.all
   const entries = yield* store.local.all
   const markers = yield* store.local.locallyDeleted
   const held = yield* store.held.list
+  const passFailures = yield* store.passFailures.list
   const events = yield* store.events.recent(200)
   const published = yield* store.liveTransfers.read
   const appStateQueued = yield* store.appStateQueued
@@ -113,9 +128,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
       ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)
     },
     lastPollAt: feed.lastPollAt,
-    failures: entries
-      .filter((e) => e.state === "failed")
-      .map((e) => ({ path: e.path, attempts: e.attempts, reason: e.lastError ?? "unknown" })),
+    failures: failuresOf(entries, passFailures),
     locked,
     heldDelete:
       held.length === 0 ? null : { count: held.length, since: held[0]?.heldAt ?? "", paths: held.map((h) => h.path) },
@@ -153,7 +166,8 @@ export const renderStatus = (doc: StatusDocument): string => {
   lines.push(`remote:          ${doc.remote.files} files, ${doc.remote.folders} folders`)
   lines.push(
     `local:           ${Object.entries(doc.entries)
-      .map(([k, v]) => `${v} ${k}`)
+      // Failed: what the last pass left unmirrored, failed entries included (see failuresOf).
+      .map(([k, v]) => `${k === "failed" ? Math.max(v, doc.failures.length) : v} ${k}`)
       .join(", ")}`
   )
   lines.push(`bytes:           ${formatBytes(doc.bytes.mirrored)} mirrored, ${formatBytes(doc.bytes.pending)} pending`)
@@ -203,8 +217,31 @@ const deletionLatencySeconds = (items: number, settings: EngineSettingsShape): n
     }) / 1000
   )
 
+/**
+ * Failed local entries, and what else the last reconcile left unmirrored (occupied paths,
+ * blocked parents, failed local operations): what `run --once` listed, one row per path.
+ */
+const failuresOf = (
+  entries: ReadonlyArray<{
+    readonly path: string
+    readonly state: string
+    readonly attempts: number
+    readonly lastError: string | null
+  }>,
+  passFailures: ReadonlyArray<PassFailure>
+): StatusDocument["failures"] => {
+  const failed = entries
+    .filter((e) => e.state === "failed")
+    .map((e) => ({ path: e.path, attempts: e.attempts, reason: e.lastError ?? "unknown" }))
+  const listed = new Set(failed.map((f) => f.path))
+  const others = passFailures
+    .filter((f) => !listed.has(f.path))
+    .map((f) => ({ path: f.path, attempts: 1, reason: f.reason }))
+  return [...failed, ...others]
+}
+
 /** The sign-in state the newest sign-in event tells; "ok" when there is none. */
-const signInState = (
+export const signInState = (
   events: ReadonlyArray<{ readonly kind: string; readonly at: string }>
 ): StatusDocument["signIn"] => {
   const last = events.findLast((e) => e.kind === LOGIN_REQUIRED_EVENT || e.kind === SIGNED_IN_EVENT)

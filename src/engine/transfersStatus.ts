@@ -34,6 +34,8 @@ export interface TransfersStatus {
   /** When the running dlsync last published its transfers; null when none is under way. */
   readonly updatedAt: string | null
   readonly active: ReadonlyArray<ActiveTransfer>
+  /** Files the running dlsync holds back until the disk has transfers.min_free_space to spare. */
+  readonly waitingForSpace: number
   /**
    * The active files together; completed and parked count the files since the running
    * dlsync started. Null when no transfer is under way.
@@ -63,7 +65,7 @@ export const transfersStatus = (
     live.pid !== holderPid ||
     !(now - Date.parse(live.updatedAt) <= LIVE_TRANSFERS_MAX_AGE_MS)
   ) {
-    return { runningPid, updatedAt: null, active: [], totals: null }
+    return { runningPid, updatedAt: null, active: [], waitingForSpace: 0, totals: null }
   }
   const active = live.files.map(
     (f): ActiveTransfer => ({
@@ -83,6 +85,7 @@ export const transfersStatus = (
     runningPid,
     updatedAt: live.updatedAt,
     active,
+    waitingForSpace: live.waitingForSpace,
     totals: {
       active: active.length,
       completed: live.completed,
@@ -101,8 +104,15 @@ export const transfersStatus = (
  * totals line (done and parked count since the running dlsync started).
  */
 export const renderTransfers = (status: TransfersStatus): ReadonlyArray<string> => {
+  const waiting =
+    status.waitingForSpace === 0
+      ? []
+      : [
+          `transfers:       PAUSED: ${status.waitingForSpace} file(s) wait for free disk space (transfers.min_free_space)`
+        ]
   const t = status.totals
-  if (t === null) {
+  if (t === null || t.active === 0) {
+    if (waiting.length > 0) return waiting
     return [
       status.runningPid === null
         ? "transfers:       none (no dlsync run is active)"
@@ -110,6 +120,7 @@ export const renderTransfers = (status: TransfersStatus): ReadonlyArray<string> 
     ]
   }
   return [
+    ...waiting,
     `transfers:       ${t.active} active, ${t.completed} done, ${t.parked} parked · ${formatDone(t.bytes, t.size)} · ${formatRate(t.bytesPerSecond)} · ETA ${formatEta(t.etaSeconds)} (dlsync pid ${status.runningPid})`,
     ...status.active.map((f) =>
       f.rateLimitedUntil === undefined

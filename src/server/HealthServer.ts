@@ -6,6 +6,7 @@
  *   GET|HEAD /metrics     Prometheus text exposition format (Metrics)
  *   GET|HEAD /api/status  the `status --json` document (StatusSource)
  *
+ * A request whose Host header is not this server's (HostCheck: DNS rebinding) is 403.
  * Any other method on these paths is 405 with `Allow: GET, HEAD`; any other path is 404.
  * HEAD answers like GET without a body. Responses are never cached. Requests are not
  * logged (a scrape every 15 s would drown the journal).
@@ -19,6 +20,7 @@ import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Duration, Effect, Layer, Predicate, Schema } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { allowedHosts, hostCheck } from "./HostCheck.ts"
 import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "./ListenAddress.ts"
 import { Metrics, PROMETHEUS_CONTENT_TYPE } from "./Metrics.ts"
 import { Readiness } from "./Readiness.ts"
@@ -26,6 +28,8 @@ import { StatusSource } from "./StatusSource.ts"
 
 export interface HealthServerOptions {
   readonly listen: ListenSetting
+  /** `server.allowed_hosts`: names besides the listen address and loopback that reach it. */
+  readonly allowedHosts?: ReadonlyArray<string>
 }
 
 export class HealthServerError extends Schema.TaggedError<HealthServerError>()("HealthServerError", {
@@ -48,14 +52,15 @@ export class HealthServer extends Context.Service<
   ): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> =>
     options.listen === "off"
       ? Layer.succeed(HealthServer, HealthServer.of({ url: undefined }))
-      : listening(options.listen)
+      : listening(options.listen, options.allowedHosts ?? [])
 }
 
 /** How long in-flight requests may run once shutdown starts. */
 export const SHUTDOWN_GRACE = Duration.seconds(5)
 
 const listening = (
-  address: ListenAddress
+  address: ListenAddress,
+  configuredHosts: ReadonlyArray<string>
 ): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> => {
   const server = Layer.effect(
     HttpServer.HttpServer,
@@ -68,7 +73,10 @@ const listening = (
       }
     ).pipe(Effect.mapError((error) => listenError(address, error.cause)))
   )
-  const serving = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true })
+  const serving = HttpRouter.serve(routes(hostCheck(allowedHosts(address, configuredHosts))), {
+    disableLogger: true,
+    disableListenLog: true
+  })
   const announced = Layer.effect(
     HealthServer,
     Effect.gen(function* () {
@@ -85,48 +93,59 @@ const listening = (
   return Layer.merge(serving, announced).pipe(Layer.provide(server))
 }
 
-const routes = Layer.effectDiscard(
-  Effect.gen(function* () {
-    const router = yield* HttpRouter.HttpRouter
-    const metrics = yield* Metrics
-    const readiness = yield* Readiness
-    const status = yield* StatusSource
+const routes = (guard: ReturnType<typeof hostCheck>) =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const router = yield* HttpRouter.HttpRouter
+      const metrics = yield* Metrics
+      const readiness = yield* Readiness
+      const status = yield* StatusSource
 
-    yield* router.add("*", "/healthz", readOnly(Effect.succeed(text(200, "ok\n"))))
-    yield* router.add(
-      "*",
-      "/readyz",
-      readOnly(
-        Effect.map(readiness.report, (report) =>
-          HttpServerResponse.jsonUnsafe(report, { status: report.ready ? 200 : 503, headers: NO_STORE })
-        )
-      )
-    )
-    yield* router.add(
-      "*",
-      "/metrics",
-      readOnly(
-        Effect.map(metrics.render, (body) =>
-          HttpServerResponse.text(body, { contentType: PROMETHEUS_CONTENT_TYPE, headers: NO_STORE })
-        )
-      )
-    )
-    yield* router.add(
-      "*",
-      "/api/status",
-      readOnly(
-        status.document.pipe(
-          Effect.flatMap((document) => HttpServerResponse.json(document, { headers: NO_STORE })),
-          Effect.orDie,
-          Effect.catchDefect((defect) =>
-            Effect.as(Effect.logError("status document unavailable", defect), text(500, "status unavailable\n"))
+      yield* router.add("*", "/healthz", guard(readOnly(Effect.succeed(text(200, "ok\n")))))
+      yield* router.add(
+        "*",
+        "/readyz",
+        guard(
+          readOnly(
+            Effect.map(readiness.report, (report) =>
+              HttpServerResponse.jsonUnsafe(report, { status: report.ready ? 200 : 503, headers: NO_STORE })
+            )
           )
         )
       )
-    )
-    yield* router.add("*", "*", text(404, "not found\n"))
-  })
-)
+      yield* router.add(
+        "*",
+        "/metrics",
+        guard(
+          readOnly(
+            Effect.map(metrics.render, (body) =>
+              HttpServerResponse.text(body, { contentType: PROMETHEUS_CONTENT_TYPE, headers: NO_STORE })
+            )
+          )
+        )
+      )
+      yield* router.add(
+        "*",
+        "/api/status",
+        guard(
+          readOnly(
+            status.document.pipe(
+              Effect.flatMap((document) => HttpServerResponse.json(document, { headers: NO_STORE })),
+              Effect.orDie,
+              Effect.catchDefect((defect) =>
+                Effect.as(Effect.logError("status document unavailable", defect), text(500, "status unavailable\n"))
+              )
+            )
+          )
+        )
+      )
+      yield* router.add(
+        "*",
+        "*",
+        guard(() => Effect.succeed(text(404, "not found\n")))
+      )
+    })
+  )
 
 const NO_STORE = { "cache-control": "no-store" }
 

@@ -5,9 +5,10 @@
  * - store: the state database is open (set true after opening, false when closing);
  * - feed: a change-feed poll succeeded within `feedMaxAge` (a failed poll does not count,
  *   so an unreachable service turns the daemon unready once the age runs out);
- * - auth: a credential is available and the service accepted it last time it was asked.
+ * - auth: a credential is available and the service accepted it last time it was asked;
+ * - space: no file waits for disk space (transfers.min_free_space).
  *
- * Ready means all three hold. Before the engine reports anything the daemon is unready:
+ * Ready means all four hold. Before the engine reports anything the daemon is unready:
  * readiness is earned, never assumed. Liveness is `/healthz`, not this.
  */
 import { Clock, Context, Duration, Effect, Layer, Ref } from "effect"
@@ -24,6 +25,7 @@ export interface ReadinessReport {
     readonly store: ReadinessCheck
     readonly feed: ReadinessCheck
     readonly auth: ReadinessCheck
+    readonly space: ReadinessCheck
   }
 }
 
@@ -32,6 +34,8 @@ export interface ReadinessShape {
   /** Records a successful feed poll at the current time. */
   readonly feedPolled: Effect.Effect<void>
   readonly setSignedIn: (signedIn: boolean) => Effect.Effect<void>
+  /** How many files wait for disk space now. */
+  readonly setWaitingForSpace: (files: number) => Effect.Effect<void>
   readonly report: Effect.Effect<ReadinessReport>
 }
 
@@ -48,21 +52,34 @@ export class Readiness extends Context.Service<Readiness, ReadinessShape>()("dls
 export const makeReadiness = Effect.fnUntraced(function* (options: ReadinessOptions) {
   const clock = yield* Clock.Clock
   const maxAgeMs = Duration.toMillis(Duration.fromInputUnsafe(options.feedMaxAge))
-  const state = yield* Ref.make<State>({ storeOpen: false, signedIn: false, lastPollMs: undefined })
+  const state = yield* Ref.make<State>({
+    storeOpen: false,
+    signedIn: false,
+    lastPollMs: undefined,
+    waitingForSpace: 0
+  })
 
   const report = Effect.gen(function* () {
-    const { storeOpen, signedIn, lastPollMs } = yield* Ref.get(state)
+    const { storeOpen, signedIn, lastPollMs, waitingForSpace } = yield* Ref.get(state)
     const now = clock.currentTimeMillisUnsafe()
     const store: ReadinessCheck = { ok: storeOpen, detail: storeOpen ? "store open" : "store not open" }
     const auth: ReadinessCheck = { ok: signedIn, detail: signedIn ? "signed in" : "not signed in" }
     const feed = feedCheck(lastPollMs, now, maxAgeMs)
-    return { ready: store.ok && feed.ok && auth.ok, checks: { store, feed, auth } }
+    const space: ReadinessCheck =
+      waitingForSpace === 0
+        ? { ok: true, detail: "no transfer waits for disk space" }
+        : {
+            ok: false,
+            detail: `transfers paused: ${waitingForSpace} file(s) wait for free disk space (transfers.min_free_space)`
+          }
+    return { ready: store.ok && feed.ok && auth.ok && space.ok, checks: { store, feed, auth, space } }
   })
 
   return Readiness.of({
     setStoreOpen: (open) => Ref.update(state, (s) => ({ ...s, storeOpen: open })),
     feedPolled: Ref.update(state, (s) => ({ ...s, lastPollMs: clock.currentTimeMillisUnsafe() })),
     setSignedIn: (signedIn) => Ref.update(state, (s) => ({ ...s, signedIn })),
+    setWaitingForSpace: (files) => Ref.update(state, (s) => ({ ...s, waitingForSpace: files })),
     report
   })
 })
@@ -71,6 +88,7 @@ interface State {
   readonly storeOpen: boolean
   readonly signedIn: boolean
   readonly lastPollMs: number | undefined
+  readonly waitingForSpace: number
 }
 
 const feedCheck = (lastPollMs: number | undefined, now: number, maxAgeMs: number): ReadinessCheck => {

@@ -16,7 +16,7 @@ import * as Path from "node:path"
 import BetterSqlite3 from "better-sqlite3"
 import { Context, Effect, Layer, Predicate, Schedule } from "effect"
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts"
-import { SchemaTooNew, StoreOpenError } from "./StoreError.ts"
+import { SchemaTooNew, type StateDiskFull, type StoreDamaged, StoreOpenError, storeFailureOf } from "./StoreError.ts"
 
 export const DATABASE_FILE = "state.db"
 export const BUSY_TIMEOUT_MS = 5_000
@@ -29,7 +29,7 @@ export class Database extends Context.Service<
   }
 >()("dlsync/store/Database") {
   /** Opens (creating if needed) and migrates the database in `stateDir`; closes it with the scope. */
-  static readonly layer = (stateDir: string): Layer.Layer<Database, StoreOpenError | SchemaTooNew> =>
+  static readonly layer = (stateDir: string): Layer.Layer<Database, OpenFailure> =>
     Layer.effect(
       Database,
       Effect.acquireRelease(openDatabase(stateDir), ({ db }) => Effect.sync(() => db.close())).pipe(
@@ -41,12 +41,15 @@ export class Database extends Context.Service<
 /** Opens and migrates; exported for tests that need to reopen a database by hand. */
 export const openDatabase = Effect.fnUntraced(function* (
   stateDir: string
-): Effect.fn.Return<{ readonly db: BetterSqlite3.Database; readonly path: string }, StoreOpenError | SchemaTooNew> {
+): Effect.fn.Return<{ readonly db: BetterSqlite3.Database; readonly path: string }, OpenFailure> {
   const path = Path.join(stateDir, DATABASE_FILE)
-  const fail = (problem: unknown) => new StoreOpenError({ path, problem: describe(problem) })
+  const fail = (problem: unknown) =>
+    storeFailureOf(problem, stateDir) ?? new StoreOpenError({ path, problem: describe(problem) })
   const db = yield* Effect.try({
     try: () => {
       Fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+      // An existing dir keeps its mode: tighten it, the files inside name the account's files.
+      Fs.chmodSync(stateDir, 0o700)
       // Create the file 0600 before SQLite does, so it never exists with a wider mode.
       Fs.closeSync(Fs.openSync(path, Fs.constants.O_CREAT | Fs.constants.O_RDWR, 0o600))
       Fs.chmodSync(path, 0o600)
@@ -100,6 +103,9 @@ export const openDatabase = Effect.fnUntraced(function* (
   }).pipe(Effect.tapError(() => Effect.sync(() => db.close())))
   return { db, path }
 })
+
+/** Why the database did not open: unreadable, newer, on a full disk, or damaged. */
+export type OpenFailure = StoreOpenError | SchemaTooNew | StateDiskFull | StoreDamaged
 
 // ---------------------------------------------------------------------------------------
 

@@ -62,6 +62,13 @@ export interface PageOutcome {
 
 export type EventLevel = "info" | "warn" | "error"
 
+/** An item a reconcile left unmirrored, as `run --once` lists it. */
+export interface PassFailure {
+  readonly path: string
+  readonly remoteId: string | null
+  readonly reason: string
+}
+
 export interface StoreEvent {
   readonly level: EventLevel
   readonly kind: string
@@ -124,6 +131,8 @@ export class Store extends Context.Service<
       readonly locallyDeleted: Effect.Effect<ReadonlyArray<LocallyDeleted>>
       /** Forgets the deletion markers at or below `path` (dlsync restore); returns how many. */
       readonly restore: (path: string) => Effect.Effect<number>
+      /** Forgets every deletion marker (dlsync restore . : the whole mirror); returns how many. */
+      readonly restoreAll: Effect.Effect<number>
       readonly forgetMarker: (remoteId: string) => Effect.Effect<void>
     }
     /** The local operation under way (see migrations.ts, pending_op). */
@@ -136,6 +145,11 @@ export class Store extends Context.Service<
       /** Replaces the held big delete (an empty list clears it). */
       readonly replace: (paths: ReadonlyArray<string>) => Effect.Effect<void>
       readonly list: Effect.Effect<ReadonlyArray<{ readonly path: string; readonly heldAt: string }>>
+    }
+    /** The last completed reconcile's failures (table pass_failures). */
+    readonly passFailures: {
+      readonly replace: (failures: ReadonlyArray<PassFailure>) => Effect.Effect<void>
+      readonly list: Effect.Effect<ReadonlyArray<PassFailure>>
     }
     readonly events: {
       readonly append: (event: StoreEvent) => Effect.Effect<void>
@@ -232,6 +246,9 @@ const decodeFeed = Schema.decodeUnknownSync(FeedRow)
 const decodeLocal = Schema.decodeUnknownSync(LocalRow)
 const decodeMarker = Schema.decodeUnknownSync(MarkerRow)
 const decodeHeld = Schema.decodeUnknownSync(HeldRow)
+const decodePassFailure = Schema.decodeUnknownSync(
+  Schema.Struct({ path: Schema.String, remote_id: Schema.NullOr(Schema.String), reason: Schema.String })
+)
 const decodeEvent = Schema.decodeUnknownSync(EventRow)
 const decodeCount = Schema.decodeUnknownSync(CountRow)
 const decodePending = Schema.decodeUnknownSync(PendingRow)
@@ -295,6 +312,7 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
       "DELETE FROM locally_deleted WHERE path = @path OR substr(path, 1, length(@path) + 1) = @path || '/'"
     ),
     deleteMarker: db.prepare("DELETE FROM locally_deleted WHERE remote_id = ?"),
+    deleteAllMarkers: db.prepare("DELETE FROM locally_deleted"),
     getPending: db.prepare("SELECT * FROM pending_op WHERE id = 1"),
     putPending: db.prepare(
       `INSERT OR REPLACE INTO pending_op (id, op, remote_id, from_path, to_path, inode, started_at)
@@ -302,6 +320,11 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
     ),
     clearPending: db.prepare("DELETE FROM pending_op"),
     clearHeld: db.prepare("DELETE FROM held_deletes"),
+    clearPassFailures: db.prepare("DELETE FROM pass_failures"),
+    putPassFailure: db.prepare(
+      "INSERT OR REPLACE INTO pass_failures (path, remote_id, reason) VALUES (@path, @remoteId, @reason)"
+    ),
+    allPassFailures: db.prepare("SELECT path, remote_id, reason FROM pass_failures ORDER BY path"),
     putHeld: db.prepare("INSERT OR REPLACE INTO held_deletes (path, held_at) VALUES (?, ?)"),
     allHeld: db.prepare("SELECT path, held_at FROM held_deletes ORDER BY path"),
     putEvent: db.prepare(
@@ -482,6 +505,11 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
     q.putMarker.run(marker.remoteId, marker.path, now)
   })
 
+  const replacePassFailures = db.transaction((failures: ReadonlyArray<PassFailure>) => {
+    q.clearPassFailures.run()
+    for (const f of failures) q.putPassFailure.run(f)
+  })
+
   const replaceHeld = db.transaction((paths: ReadonlyArray<string>, now: string) => {
     q.clearHeld.run()
     for (const path of paths) q.putHeld.run(path, now)
@@ -516,6 +544,7 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
         })
       ),
       restore: (path) => Effect.sync(() => q.deleteMarkerTree.run({ path }).changes),
+      restoreAll: Effect.sync(() => q.deleteAllMarkers.run().changes),
       forgetMarker: (remoteId) => Effect.sync(() => void q.deleteMarker.run(remoteId))
     },
     pendingOp: {
@@ -539,6 +568,15 @@ const makeStore = (db: BetterSqlite3.Database): Store["Service"] => {
           })
         ),
       clear: Effect.sync(() => void q.clearPending.run())
+    },
+    passFailures: {
+      replace: (failures) => Effect.sync(() => replacePassFailures(failures)),
+      list: Effect.sync(() =>
+        q.allPassFailures.all().map((raw) => {
+          const row = decodePassFailure(raw)
+          return { path: row.path, remoteId: row.remote_id, reason: row.reason }
+        })
+      )
     },
     held: {
       replace: (paths) => Effect.flatMap(nowIso, (now) => Effect.sync(() => replaceHeld(paths, now))),

@@ -12,7 +12,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Layer, Schema, type Scope } from "effect"
 import { type LockHolder, otherHolderRunning, processStartTime } from "./lockHolder.ts"
-import { StoreOpenError } from "./StoreError.ts"
+import { type StateDiskFull, StoreOpenError, storeFailureOf } from "./StoreError.ts"
 
 export const LOCK_FILE = "dlsync.lock"
 
@@ -29,11 +29,11 @@ export class InstanceLocked extends Schema.TaggedError<InstanceLocked>()("Instan
 /** Holds the lock for the lifetime of the current scope. */
 export const acquireInstanceLock = (
   stateDir: string
-): Effect.Effect<void, InstanceLocked | StoreOpenError, Scope.Scope> =>
+): Effect.Effect<void, InstanceLocked | StoreOpenError | StateDiskFull, Scope.Scope> =>
   Effect.acquireRelease(tryLock(stateDir), (token) => Effect.sync(() => release(stateDir, token))).pipe(Effect.asVoid)
 
 export const InstanceLock = {
-  layer: (stateDir: string): Layer.Layer<never, InstanceLocked | StoreOpenError> =>
+  layer: (stateDir: string): Layer.Layer<never, InstanceLocked | StoreOpenError | StateDiskFull> =>
     Layer.effectDiscard(acquireInstanceLock(stateDir))
 }
 
@@ -53,8 +53,8 @@ export const liveLockHolder = (stateDir: string): number | undefined => {
 /** Locks taken by this process, so a second acquisition in-process is refused too. */
 const heldHere = new Set<string>()
 
-const tryLock = (stateDir: string): Effect.Effect<string, InstanceLocked | StoreOpenError> =>
-  Effect.suspend((): Effect.Effect<string, InstanceLocked | StoreOpenError> => {
+const tryLock = (stateDir: string): Effect.Effect<string, InstanceLocked | StoreOpenError | StateDiskFull> =>
+  Effect.suspend((): Effect.Effect<string, InstanceLocked | StoreOpenError | StateDiskFull> => {
     const file = Path.join(stateDir, LOCK_FILE)
     if (heldHere.has(file)) return Effect.fail(new InstanceLocked({ stateDir, pid: process.pid }))
     const token = `${process.pid}\n${processStartTime(process.pid) ?? ""}\n`
@@ -72,6 +72,8 @@ const tryLock = (stateDir: string): Effect.Effect<string, InstanceLocked | Store
         return Effect.succeed(token)
       } catch (e) {
         if (!isErrno(e, "EEXIST")) {
+          const failure = storeFailureOf(e, stateDir)
+          if (failure?._tag === "StateDiskFull") return Effect.fail(failure)
           return Effect.fail(new StoreOpenError({ path: file, problem: `cannot create the lock file: ${message(e)}` }))
         }
       }

@@ -32,6 +32,8 @@ export interface LiveTransfers {
   /** The rate of all transfers together. */
   readonly bytesPerSecond: number
   readonly files: ReadonlyArray<LiveTransferFile>
+  /** Files held back until the disk has `transfers.min_free_space` to spare. */
+  readonly waitingForSpace: number
 }
 
 export interface LiveTransfersStore {
@@ -46,8 +48,9 @@ export interface LiveTransfersStore {
 export const makeLiveTransfers = (db: BetterSqlite3.Database): LiveTransfersStore => {
   const q = {
     put: db.prepare(
-      `INSERT OR REPLACE INTO live_transfers (id, pid, updated_at, completed, parked, bytes_per_second, files)
-       VALUES (1, @pid, @updated_at, @completed, @parked, @bytes_per_second, @files)`
+      `INSERT OR REPLACE INTO live_transfers
+         (id, pid, updated_at, completed, parked, bytes_per_second, files, waiting_for_space)
+       VALUES (1, @pid, @updated_at, @completed, @parked, @bytes_per_second, @files, @waiting_for_space)`
     ),
     clear: db.prepare("DELETE FROM live_transfers"),
     get: db.prepare("SELECT * FROM live_transfers WHERE id = 1")
@@ -61,7 +64,8 @@ export const makeLiveTransfers = (db: BetterSqlite3.Database): LiveTransfersStor
           completed: live.completed,
           parked: live.parked,
           bytes_per_second: Math.round(live.bytesPerSecond),
-          files: JSON.stringify(live.files.map((f) => ({ ...f, bytesPerSecond: Math.round(f.bytesPerSecond) })))
+          files: JSON.stringify(live.files.map((f) => ({ ...f, bytesPerSecond: Math.round(f.bytesPerSecond) }))),
+          waiting_for_space: live.waitingForSpace
         })
       }),
     clear: Effect.sync(() => void q.clear.run()),
@@ -74,7 +78,8 @@ export const makeLiveTransfers = (db: BetterSqlite3.Database): LiveTransfersStor
           completed: row.completed,
           parked: row.parked,
           bytesPerSecond: row.bytes_per_second,
-          files: row.files
+          files: row.files,
+          waitingForSpace: row.waiting_for_space
         }
       })
     )
@@ -101,6 +106,7 @@ const decodeRow = Schema.decodeUnknownSync(
     completed: Count,
     parked: Count,
     bytes_per_second: Count,
-    files: Schema.fromJsonString(Schema.Array(FileEntry))
+    files: Schema.fromJsonString(Schema.Array(FileEntry)),
+    waiting_for_space: Count
   })
 )

@@ -189,10 +189,30 @@ CREATE TABLE live_transfers (
 ) STRICT;
 `
 
+const V4_PASS_FAILURES = `
+-- pass_failures: the items the last completed reconcile left unmirrored for a reason the
+-- user must look at (failed downloads and local operations, occupied paths, blocked
+-- parents), as \`run --once\` listed them, for \`status\`.
+-- Invariants: each completed reconcile replaces the whole table; empty after a clean one.
+CREATE TABLE pass_failures (
+  path       TEXT PRIMARY KEY NOT NULL,
+  remote_id  TEXT,
+  reason     TEXT NOT NULL
+) STRICT;
+`
+
+const V5_SPACE_WAITS = `
+-- live_transfers.waiting_for_space: files the running dlsync holds back until the disk has
+-- transfers.min_free_space to spare again (published like the rest of the row).
+ALTER TABLE live_transfers ADD COLUMN waiting_for_space INTEGER NOT NULL DEFAULT 0 CHECK (waiting_for_space >= 0);
+`
+
 export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, name: "initial schema", sql: V1_INITIAL },
   { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX },
-  { version: 3, name: "live transfers", sql: V3_LIVE_TRANSFERS }
+  { version: 3, name: "live transfers", sql: V3_LIVE_TRANSFERS },
+  { version: 4, name: "pass failures", sql: V4_PASS_FAILURES },
+  { version: 5, name: "space waits", sql: V5_SPACE_WAITS }
 ]
 
 /** The schema version this binary writes. */

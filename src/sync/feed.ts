@@ -25,6 +25,7 @@ import type { ChangesQuery } from "../api/changes.ts"
 import type { Page } from "../api/paginate.ts"
 import { Cursor, FileId } from "../api/schemas/common.ts"
 import type { ChangeItem, FileRecord } from "../api/schemas/files.ts"
+import { isLoginRequired } from "../auth/AuthError.ts"
 import type { FeedParams, FeedState, PageOutcome, Store } from "../store/Store.ts"
 import { type RemoteChange, type RemoteItem, remove, upsert } from "./model.ts"
 
@@ -106,7 +107,8 @@ export const catchUpChanges = Effect.fnUntraced(function* (
         cursor = null
         continue
       }
-      if (isAuthProblem(error)) {
+      // A sign-in that needs a person (OAuth refresh refused) is not a key the feed refuses.
+      if (isAuthProblem(error) && !isLoginRequired(error)) {
         const status = "status" in error.reason ? error.reason.status : 401
         return yield* new FeedRefused({ status, detail: error.message })
       }

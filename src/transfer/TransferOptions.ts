@@ -42,6 +42,8 @@ export interface TransferOptions extends TransfersSettings {
   readonly minSplit: number
   /** How often a transfer paused for disk space looks again. */
   readonly spaceRecheckMs: number
+  /** A file short of disk space waits for room (the daemon); false fails with NotEnoughSpace (`run --once`). */
+  readonly waitForSpace: boolean
   readonly userAgent: string
   /**
    * Plain-HTTP links use the lean reader (leanGet.ts); false sends everything through undici
@@ -75,6 +77,7 @@ export const defaultTransferOptions: TransferOptions = {
   bufferSize: 1 * MiB,
   minSplit: 8 * MiB,
   spaceRecheckMs: 30_000,
+  waitForSpace: true,
   userAgent: "dlsync",
   leanReader: true,
   bootId: currentBootId()

@@ -2,7 +2,8 @@
  * The transfer queue: runs at most `concurrency` downloads at once and owns the waits the
  * engine reports instead of blocking on: a file paused for disk space gives its slot
  * back, waits until `statfs` shows enough room again (rechecked every `spaceRecheckMs`),
- * then queues again.
+ * then queues again; without `waitForSpace` (`run --once`) the submit fails with
+ * NotEnoughSpace instead.
  *
  *   submit ─► wait for a slot ─► engine.download ─► Completed | Parked | RateLimited ─► caller
  *                  ▲                    │
@@ -14,6 +15,7 @@
  * flow through.
  */
 import { Context, Effect, Layer, Semaphore } from "effect"
+import { NotEnoughSpace } from "./NotEnoughSpace.ts"
 import { ProgressTracker } from "./ProgressTracker.ts"
 import { TransferEngine, type TransferRequest, type TransferResult } from "./TransferEngine.ts"
 import { TransferFs } from "./TransferFs.ts"
@@ -33,8 +35,11 @@ export interface QueueStats {
 export class TransferQueue extends Context.Service<
   TransferQueue,
   {
-    /** Downloads one file when a slot is free; resolves once it is completed, parked or rate limited beyond its wait. */
-    readonly submit: (request: TransferRequest) => Effect.Effect<QueuedResult>
+    /**
+     * Downloads one file when a slot is free; resolves once it is completed, parked or rate
+     * limited beyond its wait. Fails with NotEnoughSpace without `waitForSpace` (`run --once`).
+     */
+    readonly submit: (request: TransferRequest) => Effect.Effect<QueuedResult, NotEnoughSpace>
     readonly stats: () => QueueStats
   }
 >()("dlsync/transfer/TransferQueue") {
@@ -75,6 +80,14 @@ export class TransferQueue extends Context.Service<
           while (true) {
             const result = yield* runOnce(request)
             if (result._tag !== "PausedForSpace") return result
+            if (!options.waitForSpace) {
+              return yield* new NotEnoughSpace({
+                path: request.root,
+                free: result.free,
+                needed: result.needed,
+                minFree: options.min_free_space
+              })
+            }
             yield* Effect.logWarning("transfer paused: not enough free space").pipe(
               Effect.annotateLogs({ fileId: request.fileId, free: result.free, needed: result.needed })
             )

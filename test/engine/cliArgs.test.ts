@@ -1,6 +1,6 @@
 /** The CLI's small pure helpers: the `--once` shortcut and restore paths. */
 import { assert, describe, it } from "@effect/vitest"
-import { relativeToRoot } from "../../src/cli/restore.ts"
+import { relativeToRoot, WHOLE_MIRROR } from "../../src/cli/restore.ts"
 import { onceShortcut } from "../../src/cli/run.ts"
 
 describe("cli arguments", () => {
@@ -22,7 +22,9 @@ describe("cli arguments", () => {
     assert.strictEqual(relativeToRoot("/m", "a/b/"), "a/b")
     assert.isUndefined(relativeToRoot("/m", "/etc/passwd"))
     assert.isUndefined(relativeToRoot("/m", "../x"))
-    assert.isUndefined(relativeToRoot("/m", "/m"))
+    assert.strictEqual(relativeToRoot("/m", "/m"), WHOLE_MIRROR)
+    assert.strictEqual(relativeToRoot("/m", "."), WHOLE_MIRROR)
+    assert.strictEqual(relativeToRoot("/m", "/"), WHOLE_MIRROR)
     assert.isUndefined(relativeToRoot("/m", "/m/../n/x"))
     // A name starting with two dots is an ordinary name inside the root.
     assert.strictEqual(relativeToRoot("/m", "..hidden"), "..hidden")

@@ -8,6 +8,11 @@ import { TestClock } from "effect/testing"
 import { liveTransfersPublisher } from "../../src/engine/liveTransfersPublisher.ts"
 import { Store } from "../../src/store/Store.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
+import { TransferQueue } from "../../src/transfer/TransferQueue.ts"
+
+/** What the stand-in queue reports; a test sets waitingForSpace. */
+const queueStats = { running: 0, queued: 0, waitingForSpace: 0 }
+
 import { tempDir, withStore } from "../store/helpers.ts"
 
 describe("liveTransfersPublisher", () => {
@@ -27,13 +32,20 @@ describe("liveTransfersPublisher", () => {
             completed: 0,
             parked: 0,
             bytesPerSecond: 9,
-            files: [{ fileId: "old", path: "old.mkv", size: 10, bytes: 5, bytesPerSecond: 9 }]
+            files: [{ fileId: "old", path: "old.mkv", size: 10, bytes: 5, bytesPerSecond: 9 }],
+            waitingForSpace: 0
           })
 
           yield* Effect.scoped(
             Effect.gen(function* () {
               yield* Layer.build(liveTransfersPublisher).pipe(
-                Effect.provide(Layer.succeed(ProgressTracker, ProgressTracker.of(tracker)))
+                Effect.provide([
+                  Layer.succeed(ProgressTracker, ProgressTracker.of(tracker)),
+                  Layer.succeed(
+                    TransferQueue,
+                    TransferQueue.of({ submit: () => Effect.die("unused"), stats: () => ({ ...queueStats }) })
+                  )
+                ])
               )
               yield* Effect.yieldNow
               assert.isUndefined(yield* published, "a killed run's leftover is cleared at start")
@@ -71,7 +83,7 @@ describe("liveTransfersPublisher", () => {
               yield* TestClock.adjust("1 second")
               assert.isUndefined(yield* published, "cleared once nothing transfers")
 
-              tracker.start("f2", "TV/e01.mkv", 300, 0)
+              const e01 = tracker.start("f2", "TV/e01.mkv", 300, 0)
               yield* TestClock.adjust("1 second")
               const third = yield* published
               assert.strictEqual(third?.completed, 1)
@@ -79,6 +91,14 @@ describe("liveTransfersPublisher", () => {
                 third?.files.map((f) => f.path),
                 ["TV/e01.mkv"]
               )
+
+              // Nothing transfers, but a file waits for disk space: that is published.
+              tracker.end(e01, "paused")
+              queueStats.waitingForSpace = 1
+              yield* TestClock.adjust("1 second")
+              const waiting = yield* published
+              assert.strictEqual(waiting?.waitingForSpace, 1)
+              queueStats.waitingForSpace = 0
             })
           )
           assert.isUndefined(yield* published, "cleared when the run ends")

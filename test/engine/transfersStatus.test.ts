@@ -21,6 +21,7 @@ const at = Date.parse("2024-05-06T07:08:09.000Z")
 
 const live: LiveTransfers = {
   pid: 4242,
+  waitingForSpace: 0,
   updatedAt: "2024-05-06T07:08:09.000Z",
   completed: 3,
   parked: 1,
@@ -69,7 +70,7 @@ describe("transfersStatus", () => {
   })
 
   it("shows nothing active when no process holds the lock, another one does, or the snapshot is stale", () => {
-    const none = { updatedAt: null, active: [], totals: null }
+    const none = { updatedAt: null, active: [], waitingForSpace: 0, totals: null }
     assert.deepStrictEqual(transfersStatus(Option.some(live), undefined, at), { runningPid: null, ...none })
     assert.deepStrictEqual(transfersStatus(Option.some(live), 77, at), { runningPid: 77, ...none })
     assert.deepStrictEqual(transfersStatus(Option.some(live), 4242, at + LIVE_TRANSFERS_MAX_AGE_MS + 1), {
@@ -82,6 +83,20 @@ describe("transfersStatus", () => {
     })
     assert.deepStrictEqual(transfersStatus(Option.none(), 4242, at), { runningPid: 4242, ...none })
     assert.strictEqual(transfersStatus(Option.some(live), 4242, at + LIVE_TRANSFERS_MAX_AGE_MS).active.length, 2)
+  })
+
+  it("says when files wait for disk space, with or without others under way", () => {
+    const waiting = { ...live, files: [], waitingForSpace: 2 }
+    assert.strictEqual(transfersStatus(Option.some(waiting), 4242, at).waitingForSpace, 2)
+    assert.deepStrictEqual(renderTransfers(transfersStatus(Option.some(waiting), 4242, at)), [
+      "transfers:       PAUSED: 2 file(s) wait for free disk space (transfers.min_free_space)"
+    ])
+    const both = renderTransfers(transfersStatus(Option.some({ ...live, waitingForSpace: 1 }), 4242, at))
+    assert.strictEqual(
+      both[0],
+      "transfers:       PAUSED: 1 file(s) wait for free disk space (transfers.min_free_space)"
+    )
+    assert.match(both[1] ?? "", /^transfers: +2 active/)
   })
 
   it("renders a totals line and a line per file, or says that nothing runs", () => {
@@ -156,7 +171,13 @@ describe("statusDocument: transfers", () => {
           )
           // The row is still there (as a killed run would leave it), but nobody holds the lock.
           const doc = yield* statusDocument(store, settings)
-          assert.deepStrictEqual(doc.transfers, { runningPid: null, updatedAt: null, active: [], totals: null })
+          assert.deepStrictEqual(doc.transfers, {
+            runningPid: null,
+            updatedAt: null,
+            active: [],
+            waitingForSpace: 0,
+            totals: null
+          })
           assert.include(renderStatus(doc), "transfers:       none (no dlsync run is active)")
         })
       )

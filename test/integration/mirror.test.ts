@@ -110,6 +110,25 @@ describe("run --once", { timeout: 120_000 }, () => {
     assert.strictEqual((await box.run(["restore", "Movies/beta.mkv"])).code, 64, "nothing left to restore")
   })
 
+  it("after the whole mirror is emptied (marker kept), `restore .` brings everything back at once", async () => {
+    box = await sandbox()
+    seedSmallLibrary(box.emu)
+    assert.strictEqual((await box.run(["run", "--once"])).code, 0)
+    for (const name of Fs.readdirSync(box.root)) {
+      if (name !== ".dlsync") Fs.rmSync(Path.join(box.root, name), { recursive: true })
+    }
+    assert.strictEqual((await box.run(["run", "--once"])).code, 0)
+    const status = JSON.parse((await box.run(["status", "--json"])).stdout)
+    assert.isAbove(status.locallyDeleted.length, 3)
+
+    const restore = await box.run(["restore", "."])
+    assert.strictEqual(restore.code, 0, restore.stderr)
+    assert.match(restore.stdout, /^restored \d+ item\(s\) at the mirror root/)
+    assert.strictEqual((await box.run(["run", "--once"])).code, 0)
+    assert.deepStrictEqual(contentMismatches(box.emu, box.root), [])
+    assert.strictEqual((await box.run(["restore", "/"])).code, 64, "nothing left to restore")
+  })
+
   it("a lost store rebuilds adopt-only: matching files are adopted, others kept as conflicts, nothing deleted", async () => {
     box = await sandbox()
     seedSmallLibrary(box.emu)

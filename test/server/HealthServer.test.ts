@@ -24,8 +24,9 @@ const inputs = (document: StatusSource["Service"]["document"]) =>
 /** The server and its inputs, on a fresh ephemeral port. */
 const serverLayer = (
   document: StatusSource["Service"]["document"] = Effect.succeed({ status: "ok" }),
-  listen: ListenSetting = LOOPBACK_ANY_PORT
-) => HealthServer.layer({ listen }).pipe(Layer.provideMerge(inputs(document)))
+  listen: ListenSetting = LOOPBACK_ANY_PORT,
+  allowedHosts: ReadonlyArray<string> = []
+) => HealthServer.layer({ listen, allowedHosts }).pipe(Layer.provideMerge(inputs(document)))
 
 const withServer = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, serverLayer())
 
@@ -61,7 +62,8 @@ describe("HealthServer endpoints", () => {
         checks: {
           store: { ok: false, detail: "store not open" },
           feed: { ok: false, detail: "feed not polled yet" },
-          auth: { ok: false, detail: "not signed in" }
+          auth: { ok: false, detail: "not signed in" },
+          space: { ok: true, detail: "no transfer waits for disk space" }
         }
       })
       assert.strictEqual((yield* request(base, "HEAD", "/readyz")).status, 503)
@@ -91,6 +93,15 @@ describe("HealthServer endpoints", () => {
       yield* readiness.setSignedIn(false)
       assert.deepStrictEqual((yield* readyz).report.checks.auth, { ok: false, detail: "not signed in" })
       yield* readiness.setSignedIn(true)
+      yield* readiness.setWaitingForSpace(2)
+      const paused = yield* readyz
+      assert.strictEqual(paused.status, 503)
+      assert.deepStrictEqual(paused.report.checks.space, {
+        ok: false,
+        detail: "transfers paused: 2 file(s) wait for free disk space (transfers.min_free_space)"
+      })
+      yield* readiness.setWaitingForSpace(0)
+      assert.strictEqual((yield* readyz).status, 200)
       yield* readiness.setStoreOpen(false)
       assert.strictEqual((yield* readyz).status, 503)
     }).pipe(withServer)
@@ -164,6 +175,48 @@ describe("HealthServer endpoints", () => {
       // A query string does not change the route.
       assert.strictEqual((yield* request(base, "GET", "/healthz?verbose=1")).status, 200)
     }).pipe(withServer)
+  )
+})
+
+describe("HealthServer Host check (DNS rebinding)", () => {
+  it.effect("a forged Host gets 403 on every path, with no file names", () =>
+    Effect.gen(function* () {
+      const base = yield* url
+      const port = new URL(base).port
+      for (const path of ["/api/status", "/metrics", "/readyz", "/healthz", "/nope"]) {
+        for (const host of [`evil.example:${port}`, "evil.example", `127.0.0.1.evil.example:${port}`]) {
+          const reply = yield* request(base, "GET", path, { host })
+          assert.strictEqual(reply.status, 403, `${host} ${path}`)
+          assert.match(reply.body, /server\.allowed_hosts/)
+          assert.notInclude(reply.body, "/data")
+        }
+      }
+    }).pipe(Effect.provide(serverLayer(Effect.succeed({ root: "/data" }))))
+  )
+
+  it.effect("the listen address, loopback names, IP literals and allowed_hosts entries are answered", () =>
+    Effect.gen(function* () {
+      const base = yield* url
+      const port = new URL(base).port
+      const hosts = [
+        `127.0.0.1:${port}`,
+        `localhost:${port}`,
+        "LOCALHOST",
+        `app.localhost:${port}`,
+        `[::1]:${port}`,
+        `192.168.1.20:${port}`,
+        `nas.lan:${port}`,
+        "NAS.lan",
+        `media.example:${port}`
+      ]
+      for (const host of hosts) {
+        const reply = yield* request(base, "GET", "/api/status", { host })
+        assert.strictEqual(reply.status, 200, host)
+      }
+      assert.strictEqual((yield* request(base, "GET", "/api/status", { host: `other.lan:${port}` })).status, 403)
+    }).pipe(
+      Effect.provide(serverLayer(Effect.succeed({ root: "/data" }), LOOPBACK_ANY_PORT, ["nas.lan", "media.example:80"]))
+    )
   )
 })
 
@@ -251,9 +304,9 @@ interface Reply {
 }
 
 /** One request on a fresh connection (no keep-alive), so shutdown never waits on an idle socket. */
-const request = (base: string, method: string, path: string) =>
+const request = (base: string, method: string, path: string, headers: Readonly<Record<string, string>> = {}) =>
   Effect.callback<Reply, Error>((resume) => {
-    const req = Http.request(new URL(path, base), { method, agent: false }, (res) => {
+    const req = Http.request(new URL(path, base), { method, agent: false, headers }, (res) => {
       const chunks: Array<Buffer> = []
       res.on("data", (chunk: Buffer) => chunks.push(chunk))
       res.on("end", () =>

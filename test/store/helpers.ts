@@ -2,18 +2,16 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { Effect, Layer } from "effect"
-import { Database } from "../../src/store/Database.ts"
+import { Database, type OpenFailure } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
-import type { SchemaTooNew, StoreOpenError } from "../../src/store/StoreError.ts"
+
 import { transferJournalLayer } from "../../src/store/transferJournal.ts"
 import type { TransferJournal } from "../../src/transfer/TransferJournal.ts"
 
 export const tempDir = (prefix = "dlsync-store-"): string => Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
 
 /** Store + journal + database over `<dir>`; each call builds a fresh connection. */
-export const storeLayer = (
-  dir: string
-): Layer.Layer<Store | TransferJournal | Database, StoreOpenError | SchemaTooNew> =>
+export const storeLayer = (dir: string): Layer.Layer<Store | TransferJournal | Database, OpenFailure> =>
   Layer.mergeAll(Store.layer, transferJournalLayer).pipe(Layer.provideMerge(Database.layer(dir)))
 
 /** Runs `effect` against the store in `dir`, opening and closing the database around it. */

@@ -94,4 +94,24 @@ describe("TransferQueue", () => {
       assert.strictEqual(server.log.length, 1, "no request while there was no room")
     }).pipe(Effect.scoped)
   )
+
+  it.live("without waitForSpace a file short of room fails with NotEnoughSpace at once, nothing requested", () =>
+    Effect.gen(function* () {
+      const server = yield* serverWith(1, 128 * KiB)
+      const fs = { ...nodeTransferFs, freeBytes: async () => 10 * KiB }
+      const h = makeHarness({
+        link: (id) => server.link(id),
+        fs,
+        options: { min_free_space: 1 * MiB, spaceRecheckMs: 10, waitForSpace: false }
+      })
+      const error = yield* Effect.gen(function* () {
+        const queue = yield* TransferQueue
+        return yield* Effect.flip(queue.submit(h.request("f0", 128 * KiB)))
+      }).pipe(Effect.provide(h.queueLayer))
+      assert.strictEqual(error._tag, "NotEnoughSpace")
+      assert.strictEqual(error.free, 10 * KiB)
+      assert.strictEqual(error.needed, 128 * KiB + 1 * MiB)
+      assert.strictEqual(server.log.length, 0)
+    }).pipe(Effect.scoped)
+  )
 })
