@@ -1,7 +1,8 @@
 /**
  * `node bench/memory.ts` (also `npm run bench -- --only memory`): what the daemon holds in
  * memory, measured from outside (/proc/PID/status VmRSS and VmHWM) on the real `dlsync run`
- * process, bundled as the CLI ships, against `dlsync emulator --control` in its own process.
+ * process, launched as users run it (bin/dlsync.js running the bundle), against
+ * `dlsync emulator --control` in its own process.
  *
  *   node bench/memory.ts [--files 2000] [--churn-minutes 3] [--requests 10000] [--idle 10000]
  *
@@ -20,7 +21,8 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import { bundleRunner, freePort } from "./support/tools.ts"
+import { bundle } from "../scripts/build.ts"
+import { freePort } from "./support/tools.ts"
 
 const { values: args } = parseArgs({
   options: {
@@ -28,7 +30,10 @@ const { values: args } = parseArgs({
     "churn-minutes": { type: "string", default: "3" },
     requests: { type: "string", default: "10000" },
     idle: { type: "string", default: "10000" },
-    verbose: { type: "boolean", default: false }
+    verbose: { type: "boolean", default: false },
+    /** Diagnostics: Node flags for the daemon's process, e.g. "--trace-gc". */
+    "node-flags": { type: "string", default: "" },
+    dir: { type: "string", default: "/tmp/dlsync-bench-memory" }
   },
   // npm run bench -- --only memory passes bench/run.ts's options through.
   strict: false
@@ -38,7 +43,7 @@ const CHURN_MS = Number(args["churn-minutes"]) * 60_000
 const REQUESTS = Number(args.requests)
 const IDLE_CONNECTIONS = Number(args.idle)
 const FILE_SIZE = 4096
-const DIR = "/tmp/dlsync-bench-memory"
+const DIR = String(args.dir)
 const ROOT = Path.resolve(import.meta.dirname, "..")
 const NODE = process.execPath
 const LOAD = Path.join(import.meta.dirname, "support", "httpLoad.ts")
@@ -53,7 +58,8 @@ interface Rss {
 /** The process's resident set now and its peak so far, from outside. */
 const rssOf = (pid: number): Rss => {
   const status = Fs.readFileSync(`/proc/${pid}/status`, "utf8")
-  const kb = (key: string) => Number(/^(\w+):\s+(\d+)/m.exec(status.split("\n").find((l) => l.startsWith(key)) ?? "")?.[2])
+  const kb = (key: string) =>
+    Number(/^(\w+):\s+(\d+)/m.exec(status.split("\n").find((l) => l.startsWith(key)) ?? "")?.[2])
   return { rssMB: kb("VmRSS:") / 1024, hwmMB: kb("VmHWM:") / 1024 }
 }
 
@@ -66,27 +72,38 @@ export const main = async () => {
   const root = Path.join(DIR, "root")
   const stateDir = Path.join(DIR, "state")
   Fs.mkdirSync(root, { recursive: true })
-  const cli = await bundleRunner(Path.join(ROOT, "src", "main.ts"), Path.join(DIR, "cli"))
+  const cli = await installCli(Path.join(DIR, "cli"))
   const emulator = await startEmulator(cli)
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const daemon = ChildProcess.spawn(NODE, [cli, "run"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: DIR,
-      XDG_CONFIG_HOME: Path.join(DIR, "config"),
-      NO_COLOR: "1",
-      DLSYNC_SERVICE_BASE_URL: emulator.info.base_url,
-      DLSYNC_SERVICE_API_KEY: emulator.info.access_token,
-      DLSYNC_MIRROR_ROOT: root,
-      DLSYNC_MIRROR_STATE_DIR: stateDir,
-      DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
-      DLSYNC_SYNC_POLL_INTERVAL: "1s",
-      DLSYNC_SERVER_LISTEN: `127.0.0.1:${port}`,
-      DLSYNC_LOG_LEVEL: args.verbose === true ? "info" : "warn"
-    },
-    stdio: ["ignore", "inherit", "inherit"]
-  })
+  const daemon = ChildProcess.spawn(
+    NODE,
+    [
+      ...String(args["node-flags"])
+        .split(" ")
+        .filter((f) => f !== ""),
+      cli,
+      "run"
+    ],
+    {
+      env: {
+        PATH: process.env.PATH ?? "",
+        ...(process.env.MALLOC_ARENA_MAX === undefined ? {} : { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX }),
+        HOME: DIR,
+        XDG_CONFIG_HOME: Path.join(DIR, "config"),
+        NO_COLOR: "1",
+        DLSYNC_SERVICE_BASE_URL: emulator.info.base_url,
+        DLSYNC_SERVICE_API_KEY: emulator.info.access_token,
+        DLSYNC_MIRROR_ROOT: root,
+        DLSYNC_MIRROR_STATE_DIR: stateDir,
+        DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
+        DLSYNC_SYNC_POLL_INTERVAL: "1s",
+        DLSYNC_SERVER_LISTEN: `127.0.0.1:${port}`,
+        DLSYNC_LOG_LEVEL: args.verbose === true ? "info" : "warn"
+      },
+      stdio: ["ignore", "inherit", "inherit"]
+    }
+  )
   const pid = daemon.pid ?? 0
   const rows: Array<[string, Rss, string]> = []
   const record = (what: string, goal = "") => {
@@ -154,7 +171,11 @@ export const main = async () => {
       ["goal", "figure", "met"],
       [
         ["daemon idle ≤ 80 MB", `${idle.rssMB.toFixed(0)} MB`, yes(idle.rssMB <= 80)],
-        ["under churn ≤ 150 MB", `${Math.max(...series, churned.rssMB).toFixed(0)} MB (max)`, yes(Math.max(...series, churned.rssMB) <= 150)],
+        [
+          "under churn ≤ 150 MB",
+          `${Math.max(...series, churned.rssMB).toFixed(0)} MB (max)`,
+          yes(Math.max(...series, churned.rssMB) <= 150)
+        ],
         [
           "churn flat (2nd half − 1st half ≤ 5 MB)",
           `${(avg(second) - avg(first)).toFixed(1)} MB`,
@@ -173,6 +194,20 @@ export const main = async () => {
   }
 }
 
+/**
+ * The CLI as `npm ci` installs it: the launcher (bin/dlsync.js, which sets dlsync's V8 flags)
+ * beside the bundle it runs (dist/dlsync.mjs, scripts/build.ts) and a link to node_modules
+ * (the external better-sqlite3). No sources beside it, so the launcher takes the bundle.
+ */
+const installCli = async (dir: string): Promise<string> => {
+  Fs.mkdirSync(Path.join(dir, "bin"), { recursive: true })
+  Fs.copyFileSync(Path.join(ROOT, "bin", "dlsync.js"), Path.join(dir, "bin", "dlsync.js"))
+  Fs.copyFileSync(Path.join(ROOT, "package.json"), Path.join(dir, "package.json"))
+  Fs.symlinkSync(Path.join(ROOT, "node_modules"), Path.join(dir, "node_modules"))
+  await bundle(Path.join(ROOT, "src", "main.ts"), Path.join(dir, "dist", "dlsync.mjs"))
+  return Path.join(dir, "bin", "dlsync.js")
+}
+
 const yes = (ok: boolean) => (ok ? "yes" : "NO")
 
 /** One change to the account: a rename of one of the files, or every fourth change a new file. */
@@ -189,7 +224,8 @@ const addFiles = async (controlUrl: string, count: number): Promise<Array<string
   const ids: Array<string> = []
   const folders: Array<string> = []
   for (let f = 0; f < 20; f++) folders.push(await addFile(controlUrl, `folder-${f}`, null, "folder"))
-  for (let i = 0; i < count; i++) ids.push(await addFile(controlUrl, `file-${i}.bin`, folders[i % folders.length] ?? null))
+  for (let i = 0; i < count; i++)
+    ids.push(await addFile(controlUrl, `file-${i}.bin`, folders[i % folders.length] ?? null))
   return ids
 }
 
@@ -203,7 +239,11 @@ const addFile = async (controlUrl: string, name: string, parentId: string | null
 }
 
 const control = async (url: string, body: unknown, expect: number): Promise<unknown> => {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
   if (res.status !== expect) throw new Error(`emulator: ${url}: ${res.status} ${await res.text()}`)
   return res.json()
 }
