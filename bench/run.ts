@@ -2,7 +2,7 @@
  * `npm run bench` — dlsync's transfer engine against curl, aria2c and rclone, side by
  * side in one run, all reading the same bytes from one nginx on a loopback port.
  *
- *   node bench/run.ts [--runs 3] [--only big|small|resume] [--size-mib 2048] [--small 2000]
+ *   node bench/run.ts [--runs 3] [--only big|small|resume|memory] [--size-mib 2048] [--small 2000]
  *                     [--profile DIR] [--split-links] [--verbose]
  * Diagnostics: `--profile DIR` has dlsync's runner write a V8 CPU profile per run into DIR;
  * `--split-links` has it ask for every link first and report that phase apart (its own
@@ -14,6 +14,7 @@
  * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike; each figure
  * is the median of the rounds with min–max, and each ratio is computed pair by pair within
  * a round. Data lives under /tmp/dlsync-bench (generated once, reused). See bench/README.md.
+ * `--only memory` (also part of a full run, last) is bench/memory.ts: the daemon's RSS.
  */
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
@@ -62,6 +63,7 @@ const ROOT = Path.resolve(import.meta.dirname, "..")
 const RUNNER = Path.join(DIR, "runner", "dlsyncRun.mjs")
 
 const main = async () => {
+  if (args.only === "memory") return memory()
   ensureTools()
   prepareData()
   await bundleRunner(Path.join(import.meta.dirname, "support", "dlsyncRun.ts"), Path.dirname(RUNNER))
@@ -88,6 +90,13 @@ const main = async () => {
     emulator?.kill("SIGTERM")
     nginx.kill("SIGTERM")
   }
+  if (args.only === undefined) await memory()
+}
+
+/** bench/memory.ts with its defaults: the daemon's RSS idle, under HTTP load, mirroring and churn. */
+const memory = async () => {
+  const { main } = await import("./memory.ts")
+  await main()
 }
 
 type RemoteFile = DlsyncJob["files"][number]
