@@ -12,7 +12,8 @@
  *    closed, each from another process (support/httpLoad.ts); then quiet (`recovered`).
  * 3. `--files` small files added to the account and mirrored (`after mirroring`).
  * 4. Churn: the account changes twice a second (a rename, or a file added) for
- *    `--churn-minutes`, the daemon polling every second; RSS sampled as a series.
+ *    `--churn-minutes`, the daemon told to poll every second (SIGUSR1); RSS sampled as a
+ *    series. Otherwise the daemon runs with its defaults (a poll a minute).
  *
  * Goals (issue 16): idle ≤ 80 MB; under churn ≤ 150 MB and flat; the server back within
  * 10 % of its idle figure after the load. See bench/README.md.
@@ -22,7 +23,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { bundle } from "../scripts/build.ts"
-import { freePort } from "./support/tools.ts"
+import { emulatorJson, freePort, table } from "./support/tools.ts"
 
 const { values: args } = parseArgs({
   options: {
@@ -97,7 +98,6 @@ export const main = async () => {
         DLSYNC_MIRROR_ROOT: root,
         DLSYNC_MIRROR_STATE_DIR: stateDir,
         DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
-        DLSYNC_SYNC_POLL_INTERVAL: "1s",
         DLSYNC_SERVER_LISTEN: `127.0.0.1:${port}`,
         DLSYNC_LOG_LEVEL: args.verbose === true ? "info" : "warn"
       },
@@ -144,6 +144,7 @@ export const main = async () => {
     while (performance.now() - t0 < CHURN_MS) {
       const tick = performance.now()
       await churn(emulator.controlUrl, ids, changes++)
+      if (changes % 2 === 0) daemon.kill("SIGUSR1")
       if (tick - t0 >= nextSample) {
         series.push(rssOf(pid).rssMB)
         nextSample += 15_000
@@ -287,31 +288,16 @@ interface EmulatorInfo {
 }
 
 /** `dlsync emulator --json --control --library empty` in its own process (the same bundle). */
-const startEmulator = (cli: string) =>
-  new Promise<{ child: ChildProcess.ChildProcess; info: EmulatorInfo; controlUrl: string }>((resolve, reject) => {
-    const child = ChildProcess.spawn(
-      NODE,
-      [cli, "emulator", "--port", "0", "--json", "--control", "--library", "empty"],
-      { stdio: ["ignore", "pipe", "inherit"] }
-    )
-    let out = ""
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString()
-      const line = out.split("\n")[0]
-      if (out.includes("\n") && line !== undefined) {
-        const info: EmulatorInfo = JSON.parse(line)
-        resolve({ child, info, controlUrl: info.control_url })
-      }
-    })
-    child.on("exit", (code) => reject(new Error(`emulator exited with ${code}`)))
-  })
-
-const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ")
-  console.log(line(head))
-  console.log(widths.map((w) => "-".repeat(w)).join("  "))
-  for (const r of rows) console.log(line(r))
+const startEmulator = async (cli: string) => {
+  const child = ChildProcess.spawn(
+    NODE,
+    [cli, "emulator", "--port", "0", "--json", "--control", "--library", "empty"],
+    {
+      stdio: ["ignore", "pipe", "inherit"]
+    }
+  )
+  const info = await emulatorJson<EmulatorInfo>(child)
+  return { child, info, controlUrl: info.control_url }
 }
 
 if (import.meta.main) await main()

@@ -24,6 +24,7 @@ import { parseArgs } from "node:util"
 import type { DlsyncJob } from "./support/dlsyncRun.ts"
 import {
   bundleRunner,
+  emulatorJson,
   ensureTools,
   fmt,
   freePort,
@@ -33,6 +34,7 @@ import {
   startNginx,
   stats,
   syncDisks,
+  table,
   which
 } from "./support/tools.ts"
 
@@ -422,21 +424,15 @@ const startEmulator = (cdn: string) =>
       ],
       { stdio: ["ignore", "pipe", "inherit"] }
     )
-    let out = ""
-    // Keeps reading stdout to the end, so the emulator never blocks on a full pipe.
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString()
-      const line = out.split("\n")[0]
-      if (out.includes("\n") && line !== undefined) {
-        const info: { base_url: string; auth_url: string; api_key: string; control_url: string } = JSON.parse(line)
+    emulatorJson<{ base_url: string; auth_url: string; api_key: string; control_url: string }>(child).then(
+      (info) =>
         resolve({
           child,
           api: { baseUrl: info.base_url, authUrl: info.auth_url, apiKey: info.api_key },
           controlUrl: info.control_url
-        })
-      }
-    })
-    child.on("exit", (code) => reject(new Error(`emulator exited with ${code}`)))
+        }),
+      reject
+    )
   })
 
 /**
@@ -516,14 +512,6 @@ const hashFile = (path: string): string => {
   }
   Fs.closeSync(fd)
   return h.digest("hex")
-}
-
-const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ")
-  console.log(line(head))
-  console.log(widths.map((w) => "-".repeat(w)).join("  "))
-  for (const r of rows) console.log(line(r))
 }
 
 const navigatorCpus = () => (typeof navigator === "undefined" ? "?" : navigator.hardwareConcurrency)
