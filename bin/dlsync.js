@@ -49,7 +49,8 @@ const bundleIsFresh = (bundle) => {
   return built >= newestUnder(src) && built >= (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0)
 }
 
-if (major >= 24 && !hasV8Flags() && typeof process.execve === "function") {
+// execve exists on Linux and macOS; elsewhere dlsync runs with V8's defaults.
+if (major >= 24 && !hasV8Flags() && typeof process.execve === "function" && process.platform !== "win32") {
   process.execve(
     process.execPath,
     [process.execPath, ...V8_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
