@@ -22,7 +22,7 @@ describe("scripts/build.ts bundle", () => {
     // Written as undici's are: esbuild keeps the comments of a class body.
     Fs.writeFileSync(
       Path.join(dir, "dep.cjs"),
-      "class Greeting {\n  // The response’s status (RFC 9111 §5.2): a comment esbuild keeps.\n  text(name) { return \"héllo \" + name + \" ✓\" }\n}\nmodule.exports = { Greeting }\n"
+      'class Greeting {\n  // The response’s status (RFC 9111 §5.2): a comment esbuild keeps.\n  text(name) { return "héllo " + name + " ✓" }\n}\nmodule.exports = { Greeting }\n'
     )
     Fs.writeFileSync(
       Path.join(dir, "entry.ts"),
