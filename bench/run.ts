@@ -2,7 +2,7 @@
  * `npm run bench` — dlsync's transfer engine against curl, aria2c and rclone, side by
  * side in one run, all reading the same bytes from one nginx on a loopback port.
  *
- *   node bench/run.ts [--runs 3] [--only big|small|resume] [--size-mib 2048] [--small 2000]
+ *   node bench/run.ts [--runs 3] [--only big|small|resume|memory] [--size-mib 2048] [--small 2000]
  *                     [--profile DIR] [--split-links] [--verbose]
  * Diagnostics: `--profile DIR` has dlsync's runner write a V8 CPU profile per run into DIR;
  * `--split-links` has it ask for every link first and report that phase apart (its own
@@ -14,6 +14,7 @@
  * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike; each figure
  * is the median of the rounds with min–max, and each ratio is computed pair by pair within
  * a round. Data lives under /tmp/dlsync-bench (generated once, reused). See bench/README.md.
+ * `--only memory` (also part of a full run, last) is bench/memory.ts: the daemon's RSS.
  */
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
@@ -23,6 +24,7 @@ import { parseArgs } from "node:util"
 import type { DlsyncJob } from "./support/dlsyncRun.ts"
 import {
   bundleRunner,
+  emulatorJson,
   ensureTools,
   fmt,
   freePort,
@@ -32,6 +34,7 @@ import {
   startNginx,
   stats,
   syncDisks,
+  table,
   which
 } from "./support/tools.ts"
 
@@ -62,6 +65,7 @@ const ROOT = Path.resolve(import.meta.dirname, "..")
 const RUNNER = Path.join(DIR, "runner", "dlsyncRun.mjs")
 
 const main = async () => {
+  if (args.only === "memory") return memory()
   ensureTools()
   prepareData()
   await bundleRunner(Path.join(import.meta.dirname, "support", "dlsyncRun.ts"), Path.dirname(RUNNER))
@@ -88,6 +92,13 @@ const main = async () => {
     emulator?.kill("SIGTERM")
     nginx.kill("SIGTERM")
   }
+  if (args.only === undefined) await memory()
+}
+
+/** bench/memory.ts with its defaults: the daemon's RSS idle, under HTTP load, mirroring and churn. */
+const memory = async () => {
+  const { main } = await import("./memory.ts")
+  await main()
 }
 
 type RemoteFile = DlsyncJob["files"][number]
@@ -413,21 +424,15 @@ const startEmulator = (cdn: string) =>
       ],
       { stdio: ["ignore", "pipe", "inherit"] }
     )
-    let out = ""
-    // Keeps reading stdout to the end, so the emulator never blocks on a full pipe.
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString()
-      const line = out.split("\n")[0]
-      if (out.includes("\n") && line !== undefined) {
-        const info: { base_url: string; auth_url: string; api_key: string; control_url: string } = JSON.parse(line)
+    emulatorJson<{ base_url: string; auth_url: string; api_key: string; control_url: string }>(child).then(
+      (info) =>
         resolve({
           child,
           api: { baseUrl: info.base_url, authUrl: info.auth_url, apiKey: info.api_key },
           controlUrl: info.control_url
-        })
-      }
-    })
-    child.on("exit", (code) => reject(new Error(`emulator exited with ${code}`)))
+        }),
+      reject
+    )
   })
 
 /**
@@ -507,14 +512,6 @@ const hashFile = (path: string): string => {
   }
   Fs.closeSync(fd)
   return h.digest("hex")
-}
-
-const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ")
-  console.log(line(head))
-  console.log(widths.map((w) => "-".repeat(w)).join("  "))
-  for (const r of rows) console.log(line(r))
 }
 
 const navigatorCpus = () => (typeof navigator === "undefined" ? "?" : navigator.hardwareConcurrency)

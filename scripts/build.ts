@@ -36,7 +36,24 @@ export const bundleOptions = (entry: string, outfile: string): BuildOptions => (
   logLevel: "warning"
 })
 
-export const bundle = (entry: string, outfile: string) => build(bundleOptions(entry, outfile))
+export const bundle = async (entry: string, outfile: string): Promise<void> => {
+  await build(bundleOptions(entry, outfile))
+  asciiOnly(outfile)
+}
+
+/**
+ * esbuild escapes non-ASCII characters in code but keeps comments as written, and a few
+ * comments of the bundled dependencies hold some (’, §). One such character makes V8 hold
+ * the whole source, which it keeps for lazy compilation, as a two-byte string: 8.6 MB of the
+ * daemon's heap instead of 4.3 (a heap snapshot of an idle `dlsync run`). Escaped, a comment
+ * reads the same and the source stays one-byte.
+ */
+const asciiOnly = (file: string): void => {
+  const text = Fs.readFileSync(file, "utf8")
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range, on purpose
+  const escaped = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  if (escaped !== text) Fs.writeFileSync(file, escaped)
+}
 
 if (import.meta.main) {
   const root = Path.resolve(import.meta.dirname, "..")

@@ -143,6 +143,30 @@ export const stats = (values: ReadonlyArray<number>): Stats => {
 export const fmt = (s: Stats, digits = 0): string =>
   `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`
 
+/** Prints a table of text cells, each column as wide as its widest cell. */
+export const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): void => {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ")
+  console.log(line(head))
+  console.log(widths.map((w) => "-".repeat(w)).join("  "))
+  for (const r of rows) console.log(line(r))
+}
+
+/**
+ * The line a `dlsync emulator --json` process prints first, parsed. Keeps reading stdout to
+ * the end, so the emulator never blocks on a full pipe.
+ */
+export const emulatorJson = <A>(child: ChildProcess.ChildProcess): Promise<A> =>
+  new Promise<A>((resolve, reject) => {
+    let out = ""
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString()
+      const line = out.split("\n")[0]
+      if (out.includes("\n") && line !== undefined) resolve(JSON.parse(line))
+    })
+    child.on("exit", (code) => reject(new Error(`emulator exited with ${code}`)))
+  })
+
 /** Flushes dirty pages so one run's writeback does not slow the next. */
 export const syncDisks = (): void => {
   ChildProcess.execSync("sync")

@@ -15,6 +15,12 @@
  * lets in-flight requests finish (up to SHUTDOWN_GRACE) and closes. A listen failure
  * (port in use, address not on this host) fails the layer with HealthServerError.
  * With `listen: "off"` nothing listens and `url` is undefined.
+ *
+ * Bounded: a probe, a scraper and a dashboard need a handful of connections, so at most
+ * MAX_CONNECTIONS are held; one more is closed at once, and a connection that sends no
+ * complete request head within HEADERS_TIMEOUT_MS is closed (checked every
+ * CONNECTIONS_CHECK_MS). Unbounded, 10,000 idle connections held ≈ 100 MB that the process
+ * never gave back (bench/memory.ts).
  */
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -58,20 +64,37 @@ export class HealthServer extends Context.Service<
 /** How long in-flight requests may run once shutdown starts. */
 export const SHUTDOWN_GRACE = Duration.seconds(5)
 
+/** The most connections held at once; more are closed as they arrive. */
+export const MAX_CONNECTIONS = 64
+
+/** A connection must send a complete request head within this long, or it is closed. */
+export const HEADERS_TIMEOUT_MS = 10_000
+
+/** How often connections are checked against HEADERS_TIMEOUT_MS (Node's default is 30 s). */
+const CONNECTIONS_CHECK_MS = 1_000
+
+const createBoundedServer = () => {
+  const server = createServer({
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 5_000,
+    connectionsCheckingInterval: CONNECTIONS_CHECK_MS
+  })
+  server.maxConnections = MAX_CONNECTIONS
+  return server
+}
+
 const listening = (
   address: ListenAddress,
   configuredHosts: ReadonlyArray<string>
 ): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> => {
   const server = Layer.effect(
     HttpServer.HttpServer,
-    NodeHttpServer.make(
-      () => createServer({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 }),
-      {
-        port: address.port,
-        ...(address.host === undefined ? {} : { host: address.host }),
-        gracefulShutdownTimeout: SHUTDOWN_GRACE
-      }
-    ).pipe(Effect.mapError((error) => listenError(address, error.cause)))
+    NodeHttpServer.make(createBoundedServer, {
+      port: address.port,
+      ...(address.host === undefined ? {} : { host: address.host }),
+      gracefulShutdownTimeout: SHUTDOWN_GRACE
+    }).pipe(Effect.mapError((error) => listenError(address, error.cause)))
   )
   const serving = HttpRouter.serve(routes(hostCheck(allowedHosts(address, configuredHosts))), {
     disableLogger: true,

@@ -56,6 +56,19 @@ describe("bin/dlsync.js", () => {
     assert.strictEqual(whoRuns(), "sources")
   })
 
+  it("runs it with a small young generation, in the launcher's own process", () => {
+    write(
+      "dist/dlsync.mjs",
+      "console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX }))\n",
+      2_000
+    )
+    const ran = JSON.parse(whoRuns())
+    assert.includeMembers(ran.execArgv, ["--max-semi-space-size=1", "--optimize-for-size"])
+    assert.strictEqual(ran.arenas, "2")
+    // execve, not a child: the process this test started (a supervisor's) is the one that runs.
+    assert.strictEqual(ran.ppid, process.pid)
+  })
+
   it("runs the bundle where no sources ship (the container image)", () => {
     write("dist/dlsync.mjs", 'console.log("bundle")\n', 2_000)
     Fs.rmSync(Path.join(tree, "src"), { recursive: true })
