@@ -44,7 +44,7 @@ describe("TransferDownloads → FileProgress", () => {
       const submit = (request: TransferRequest): Effect.Effect<QueuedResult> =>
         request.fileId === "a"
           ? Effect.gen(function* () {
-              const p = tracker.start(request.fileId, request.name ?? "", request.size, 0)
+              const p = tracker.start(request.fileId, request.name ?? "", request.size, 0, 0)
               p.done = 400
               yield* Effect.sleep(PROGRESS_SAMPLE_MS * 1.5)
               tracker.end(p, "completed")
