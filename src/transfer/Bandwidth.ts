@@ -5,7 +5,7 @@
  * should pause reading (0 when unlimited or within budget).
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import { type BandwidthSchedule, limitAt } from "../config/units.ts"
+import { type BandwidthSchedule, limitAt, minuteOfDay } from "../config/bandwidthSchedule.ts"
 import { fullBucket, type TokenBucket, take } from "../pacing/tokenBucket.ts"
 
 export interface RateLimiter {
@@ -27,7 +27,7 @@ export class Bandwidth extends Context.Service<Bandwidth, RateLimiter>()("dlsync
       Bandwidth,
       Clock.clockWith((clock) => {
         const now = () => clock.currentTimeMillisUnsafe()
-        return Effect.succeed(Bandwidth.of(makeRateLimiter(options, now, () => localMinuteOfDay(now()))))
+        return Effect.succeed(Bandwidth.of(makeRateLimiter(options, now, () => minuteOfDay(new Date(now())))))
       })
     )
 
@@ -75,9 +75,3 @@ export const makeRateLimiter = (
 // ---------------------------------------------------------------------------------------
 
 const burstFor = (limit: number): number => Math.max(16 * 1024, limit / 20)
-
-/** The minute of the local day at `epochMs` (the schedule is in local time). */
-const localMinuteOfDay = (epochMs: number): number => {
-  const d = new Date(epochMs)
-  return d.getHours() * 60 + d.getMinutes()
-}

@@ -45,8 +45,8 @@ import { LeanPool } from "./leanPool.ts"
 import { type FileProgress, ProgressTracker } from "./ProgressTracker.ts"
 import { rateLimitedUntilText } from "./progressView.ts"
 import { loadState, resetToZero, saveRecord } from "./resumeRecords.ts"
-import { fetchMissing } from "./segmentWorkers.ts"
 import { allWritten, planSegments, writtenBytes } from "./segments.ts"
+import { fetchMissing } from "./segmentWorkers.ts"
 import { fault, type TransferFault } from "./TransferFault.ts"
 import { TransferFs } from "./TransferFs.ts"
 import { TransferJournal } from "./TransferJournal.ts"
@@ -147,7 +147,6 @@ export const partialPathFor = (fileId: string): string =>
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 /** Names taken in the partial folder by others (the engine's landing folder for finished files). */
 const RESERVED_NAMES = new Set(["landing"])
-
 
 /** How long a free-space reading is trusted when starting files. */
 const FREE_SPACE_TTL_MS = 1_000
@@ -349,9 +348,7 @@ const attempt = Effect.fnUntraced(function* (
 
   if (!allWritten(segments)) {
     const link = yield* linkFor(deps, request.fileId)
-    const committer = small
-      ? undefined
-      : yield* Effect.forkScoped(commitLoop(deps, target, state, file.fd))
+    const committer = small ? undefined : yield* Effect.forkScoped(commitLoop(deps, target, state, file.fd))
     const mark = small || options.bootId === null ? undefined : yield* markWriter(deps, target, state)
     const work = fetchMissing(deps, target, state, fp, {
       link,

@@ -33,7 +33,12 @@ const bytesWritten = (state: FileState): Effect.Effect<void> =>
   })
 
 /** fdatasync, then save the positions written before it started. Uninterruptible. */
-export const commit = (deps: Deps, file: PartialFile, state: FileState, fd: number): Effect.Effect<void, TransferFault> =>
+export const commit = (
+  deps: Deps,
+  file: PartialFile,
+  state: FileState,
+  fd: number
+): Effect.Effect<void, TransferFault> =>
   Effect.uninterruptible(
     Effect.gen(function* () {
       if (state.unsynced === 0 || state.segments === null) return

@@ -15,7 +15,6 @@ export interface LeanReader {
 
 const IDLE_SOCKET_MS = 15_000
 
-
 /** Kept-alive sockets per origin, and the read buffers reused by every request. */
 export class LeanPool {
   private readonly idle = new Map<string, Array<LeanConn>>()

@@ -88,7 +88,9 @@ export const ProgressView = {
         clear()
         options.write(`${line}\n`)
       })
-      return Effect.forever(Clock.currentTimeMillis.pipe(Effect.map(draw), Effect.andThen(Effect.sleep(options.intervalMs ?? 250)))).pipe(
+      return Effect.forever(
+        Clock.currentTimeMillis.pipe(Effect.map(draw), Effect.andThen(Effect.sleep(options.intervalMs ?? 250)))
+      ).pipe(
         Effect.ensuring(
           Effect.sync(() => {
             unsubscribe()
