@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { makeProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import { formatBytes, formatEta } from "../../src/transfer/progressFormat.ts"
 import { totalsLine } from "../../src/transfer/progressLog.ts"
@@ -67,26 +68,24 @@ describe("progress", () => {
     assert.strictEqual(formatEta(null), "--:--")
   })
 
-  it.live("the TTY view redraws in place, prints events above the block and clears it when stopped", () =>
+  it.effect("the TTY view redraws in place, prints events above the block and clears it when stopped", () =>
     Effect.gen(function* () {
       const t = makeProgressTracker()
       const out: Array<string> = []
       const fiber = yield* Effect.forkChild(
         ProgressView.run(t, { write: (s) => out.push(s), width: () => 100, intervalMs: 5 })
       )
-      // Waits for the view's next redraws, not for a fixed time.
-      const until = (condition: () => boolean) =>
-        Effect.gen(function* () {
-          for (let i = 0; i < 1000 && !condition(); i++) yield* Effect.sleep(5)
-        })
-      const drawn = (what: string) => until(() => out.join("").includes(what))
+      // One interval on the TestClock: the view's next redraw.
+      const redraw = TestClock.adjust(5)
       const p = t.start("a", "a.mkv", MiB, 0, 0)
-      yield* drawn("a.mkv")
+      yield* redraw
+      assert.include(out.join(""), "a.mkv")
       t.emit({ _tag: "Finished", fileId: "a", name: "a.mkv", size: MiB, fetched: MiB, elapsedMs: 1000 })
       t.end(p, "completed")
-      yield* drawn("done a.mkv")
+      assert.include(out.join(""), "done a.mkv", "an event is printed at once")
       const written = out.length
-      yield* until(() => out.length > written) // one redraw after the file ended
+      yield* redraw
+      assert.isAbove(out.length, written, "one redraw after the file ended")
       yield* Fiber.interrupt(fiber)
       const text = out.join("")
       assert.include(text, "a.mkv")
