@@ -11,6 +11,7 @@ import { AppStateWriter, AUTH_BACKOFF_MS } from "../../src/appstate/AppStateWrit
 import { type ProgressState, progressEntry } from "../../src/appstate/ProgressEntry.ts"
 import type { RunningEmulator } from "../../src/emulator/server.ts"
 import { transportLayer, useEmulator } from "../auth/support/fixtures.ts"
+import { makePutSignals, type PutSignals, signallingClient } from "./support/apiSignals.ts"
 
 const DEVICE = "0b5c3c5e-1111-4222-8333-444455556666"
 const OTHER_DEVICE = "9f9f9f9f-1111-4222-8333-444455556666"
@@ -23,10 +24,14 @@ const clientLayer = (e: RunningEmulator, bearer = e.accessToken) =>
     Layer.provideMerge(transportLayer(e))
   )
 
-const writerLayer = (e: RunningEmulator, bearer = e.accessToken) =>
+const writerLayer = (e: RunningEmulator, bearer = e.accessToken, signals?: PutSignals) =>
   AppStateWriter.layer({ deviceId: DEVICE, progressIntervalMs: 30_000, maxRequestsPerMinute: 300 }).pipe(
     Layer.provideMerge(AppStateOutbox.layerMemory),
-    Layer.provideMerge(clientLayer(e, bearer))
+    Layer.provideMerge(
+      signals === undefined
+        ? clientLayer(e, bearer)
+        : signallingClient(signals).pipe(Layer.provide(clientLayer(e, bearer)))
+    )
   )
 
 let clock = 1_700_000_000_000
@@ -161,10 +166,15 @@ describe("AppStateWriter", () => {
       const e = yield* useEmulator()
       const file = e.control.addFile({ name: "a.mkv", sizeBytes: 100 })
       const id = fileId(file.id)
+      const signals = yield* makePutSignals
       yield* Effect.gen(function* () {
         const writer = yield* AppStateWriter
+        // The next PUT's answer, then: `n` written in all.
         const written = (n: number) =>
-          Effect.promise(() => waitUntil(() => statePuts(e, file.id).filter((p) => p.status === 200).length === n))
+          Effect.gen(function* () {
+            yield* Queue.take(signals.statePuts)
+            assert.strictEqual(statePuts(e, file.id).filter((p) => p.status === 200).length, n)
+          })
         yield* writer.report(id, entry("queued", 0))
         yield* written(1)
         // The first downloading report is a transition; the next nine are held (latest wins).
@@ -176,7 +186,7 @@ describe("AppStateWriter", () => {
         yield* writer.report(id, entry("complete", 100))
         yield* written(4)
         assert.strictEqual(statePuts(e, file.id).length, 4)
-      }).pipe(Effect.provide(writerLayer(e), { local: true }))
+      }).pipe(Effect.provide(writerLayer(e, e.accessToken, signals), { local: true }))
     })
   )
 
@@ -252,9 +262,3 @@ const bytesOf = (value: unknown) =>
   Schema.decodeUnknownSync(
     Schema.Struct({ dlsync: Schema.Record(Schema.String, Schema.Struct({ bytes: Schema.Number })) })
   )(value).dlsync[DEVICE]?.bytes
-
-/** Polls a condition on this process's own state (the emulator runs here) until it holds. */
-const waitUntil = async (condition: () => boolean): Promise<void> => {
-  for (let i = 0; i < 1_000 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 2))
-  if (!condition()) throw new Error("condition never held")
-}
