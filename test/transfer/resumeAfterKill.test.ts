@@ -77,6 +77,7 @@ const rightBytes = (partial: string, content: Buffer): number => {
 }
 
 describe("resume after SIGKILL", () => {
+  // Real time: a child process downloads at a real pace and is killed part-way.
   it.live(
     "is byte-identical; resumes from the mark in the same boot and from the journal after a reboot",
     () =>
