@@ -41,6 +41,7 @@ import { Bandwidth } from "./Bandwidth.ts"
 import { makeDirSyncer } from "./dirSyncer.ts"
 import { linkFor } from "./downloadLinks.ts"
 import { commit, commitLoop, markWriter } from "./durabilityCommitter.ts"
+import { freeSpace } from "./freeSpace.ts"
 import { LeanPool } from "./leanPool.ts"
 import { type FileProgress, ProgressTracker } from "./ProgressTracker.ts"
 import { rateLimitedUntilText } from "./progressView.ts"
@@ -147,19 +148,6 @@ export const partialPathFor = (fileId: string): string =>
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 /** Names taken in the partial folder by others (the engine's landing folder for finished files). */
 const RESERVED_NAMES = new Set(["landing"])
-
-/** How long a free-space reading is trusted when starting files. */
-const FREE_SPACE_TTL_MS = 1_000
-
-/** Free bytes on the root's file system: a reading under a second old unless `fresh`. */
-const freeSpace = (deps: Deps, root: string, fresh: boolean): Effect.Effect<number, TransferFault> =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const cached = deps.freeCache.get(root)
-    if (!fresh && cached !== undefined && now - cached.at < FREE_SPACE_TTL_MS) return Effect.succeed(cached.free)
-    return io("statfs", () => deps.fs.freeBytes(root)).pipe(
-      Effect.tap((free) => Effect.sync(() => deps.freeCache.set(root, { at: now, free })))
-    )
-  })
 
 const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferResult> => {
   let active: FileProgress | undefined

@@ -2,11 +2,13 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Queue } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Queue } from "effect"
 import { TestClock } from "effect/testing"
 import { transferLinksLayer } from "../../src/engine/engineLayer.ts"
 import type { TransferEvent } from "../../src/transfer/ProgressTracker.ts"
 import { partialPathFor, TransferEngine } from "../../src/transfer/TransferEngine.ts"
+import { nodeTransferFs, type TransferFsShape } from "../../src/transfer/TransferFs.ts"
+import type { TransferRecord } from "../../src/transfer/TransferJournal.ts"
 import { LinkError, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { encodeMark, markPathFor } from "../../src/transfer/writtenMark.ts"
 import { clientOver, memoryWire, ok, tooMany } from "../api/memoryApi.ts"
@@ -209,6 +211,52 @@ describe("TransferEngine", () => {
         completed(yield* h.download(h.request("a", content.length)))
         assertMirrored(h.root, "media/a.bin", content)
         assert.strictEqual(server.log[1]?.headers.range, `bytes=${100 * KiB}-${content.length - 1}`)
+      })
+    )
+  )
+
+  it.effect("written bytes are committed once durabilityMs has passed on the Clock, not before", () =>
+    withServer(256 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        // 40 KiB arrive, then nothing: two 16 KiB batches are written, fewer than
+        // durabilityBytes (64 KiB), so only the committer's timer can make them durable.
+        server.faults.stallAfter = 40 * KiB
+        server.faults.stallTimes = 1
+        const written = yield* Deferred.make<void>()
+        let writtenBytes = 0
+        const fs: TransferFsShape = {
+          ...nodeTransferFs,
+          writev: (fd, buffers, position, cb) =>
+            nodeTransferFs.writev(fd, buffers, position, (e, n) => {
+              cb(e, n)
+              writtenBytes += n
+              if (writtenBytes >= 32 * KiB) Deferred.doneUnsafe(written, Exit.void)
+            })
+        }
+        const committed = yield* Deferred.make<TransferRecord>()
+        const records = new (class extends Map<string, TransferRecord> {
+          override set(key: string, value: TransferRecord) {
+            Deferred.doneUnsafe(committed, Exit.succeed(value))
+            return super.set(key, value)
+          }
+        })()
+        const h = makeHarness({
+          link: () => server.link("a"),
+          fs,
+          records,
+          options: { segment_threshold: 1e9, durabilityMs: 60_000, idleTimeoutMs: 60_000 }
+        })
+        const fiber = yield* Effect.forkChild(h.download(h.request("a", content.length)))
+        yield* Deferred.await(written)
+        yield* TestClock.adjust(59_999)
+        assert.strictEqual(records.size, 0, "committed before durabilityMs")
+        yield* TestClock.adjust(1)
+        const record = yield* Deferred.await(committed)
+        assert.deepStrictEqual(
+          record.segments.map((s) => s.durable),
+          [32 * KiB]
+        )
+        yield* Fiber.interrupt(fiber)
       })
     )
   )
