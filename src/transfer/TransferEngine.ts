@@ -149,6 +149,9 @@ const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 /** Names taken in the partial folder by others (the engine's landing folder for finished files). */
 const RESERVED_NAMES = new Set(["landing"])
 
+// The retry loop and the finalize are here; the rest of a transfer is in its own files:
+// resumeRecords.ts (journal and mark at the start), segmentWorkers.ts (the requests),
+// durabilityCommitter.ts (fdatasync + journal), downloadLinks.ts, freeSpace.ts.
 const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferResult> => {
   let active: FileProgress | undefined
   return Effect.gen(function* () {
