@@ -11,7 +11,7 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import { Console, Effect, Option, Redacted } from "effect"
+import { Clock, Console, Effect, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
 import { TokenStore } from "../auth/TokenStore.ts"
 import { loadConfig } from "../config/loadConfig.ts"
@@ -55,7 +55,7 @@ export const demoCommand = Command.make(
       cwd: dir
     })
     // Signed in as `dlsync login` would leave it: the emulator's ready OAuth pair.
-    const now = Date.now()
+    const now = yield* Clock.currentTimeMillis
     yield* TokenStore.use((tokens) =>
       tokens.write({
         accessToken: Redacted.make(emu.accessToken),

@@ -22,23 +22,19 @@
  * numbers, NaN, exponents, hex and non-ASCII digits are refused.
  */
 import { Duration, Effect, Predicate, Result, Schema, SchemaIssue, SchemaTransformation } from "effect"
+import {
+  type BytesPerSecond,
+  DAY,
+  overlapOf,
+  type BandwidthSchedule as Schedule,
+  type ScheduleWindow,
+  UNLIMITED
+} from "./bandwidthSchedule.ts"
 
-/** Bytes per second; 0 means no limit. */
-export type BytesPerSecond = number
-
-/** The rate that means "no limit". */
-export const UNLIMITED: BytesPerSecond = 0
-
-/** One window of the bandwidth schedule: minutes of the local day, end exclusive. */
-export interface ScheduleWindow {
-  /** 0..1439 */
-  readonly start: number
-  /** 1..1440; a window with end <= start runs past midnight. */
-  readonly end: number
-  readonly limit: BytesPerSecond
-}
-
-export type BandwidthSchedule = ReadonlyArray<ScheduleWindow>
+export type { BytesPerSecond, ScheduleWindow } from "./bandwidthSchedule.ts"
+export { UNLIMITED } from "./bandwidthSchedule.ts"
+/** The daily bandwidth schedule (the type of the schema below). */
+export type BandwidthSchedule = Schedule
 
 // ---------------------------------------------------------------------------------------
 // Pure parsers
@@ -196,36 +192,6 @@ export const BandwidthSchedule = Schema.Unknown.pipe(
 )
 
 // ---------------------------------------------------------------------------------------
-// The schedule at a moment
-
-/**
- * The limit in force at `minute` (0..1439) of the local day: the window containing it,
- * else `base`.
- */
-export const limitAt = (schedule: BandwidthSchedule, base: BytesPerSecond, minute: number): BytesPerSecond => {
-  for (const window of schedule) if (contains(window, minute)) return window.limit
-  return base
-}
-
-/**
- * Minutes from `minute` until the next window starts or ends (1..1440), so a caller can
- * sleep until the limit may change; undefined when the schedule is empty.
- */
-export const minutesUntilChange = (schedule: BandwidthSchedule, minute: number): number | undefined => {
-  let best: number | undefined
-  for (const { start, end } of schedule) {
-    for (const edge of [start, end % DAY]) {
-      const distance = (((edge - minute) % DAY) + DAY) % DAY || DAY
-      if (best === undefined || distance < best) best = distance
-    }
-  }
-  return best
-}
-
-/** The minute of the local day (0..1439) of a date, in the process's time zone (TZ). */
-export const minuteOfDay = (date: Date): number => date.getHours() * 60 + date.getMinutes()
-
-// ---------------------------------------------------------------------------------------
 // Formatting (for `config check` and logs)
 
 /** Milliseconds → the compact form "1h30m", "250ms", "0s". */
@@ -264,7 +230,6 @@ export const formatWindow = (window: ScheduleWindow): string =>
 
 // ---------------------------------------------------------------------------------------
 
-const DAY = 24 * 60
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
 const MAX_INPUT_LENGTH = 64
 const MAX_WINDOWS = 48
@@ -430,27 +395,4 @@ const parseWindow = (entry: unknown): Result.Result<ScheduleWindow, string> => {
   if (Result.isFailure(rate)) return Result.fail(rate.failure)
   // "22:00-00:00" ends at midnight: store it as 24:00 so every end is 1..1440.
   return Result.succeed({ start, end: parsedEnd === 0 ? DAY : parsedEnd, limit: rate.success })
-}
-
-/** The window as one or two non-wrapping [start, end) ranges of the day. */
-const ranges = ({ start, end }: ScheduleWindow): ReadonlyArray<readonly [number, number]> =>
-  end > start
-    ? [[start, end]]
-    : [
-        [start, DAY],
-        [0, end]
-      ]
-
-const contains = (window: ScheduleWindow, minute: number): boolean =>
-  ranges(window).some(([s, e]) => minute >= s && minute < e)
-
-const overlapOf = (a: ScheduleWindow, b: ScheduleWindow): { start: number; end: number } | undefined => {
-  for (const [as, ae] of ranges(a)) {
-    for (const [bs, be] of ranges(b)) {
-      const start = Math.max(as, bs)
-      const end = Math.min(ae, be)
-      if (start < end) return { start, end }
-    }
-  }
-  return undefined
 }

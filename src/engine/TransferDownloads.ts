@@ -113,7 +113,7 @@ export class TransferDownloads extends Context.Service<
         Effect.forever(
           Effect.gen(function* () {
             yield* Effect.sleep(Duration.millis(PROGRESS_SAMPLE_MS))
-            for (const file of tracker.snapshot(Date.now()).files) {
+            for (const file of tracker.snapshot(yield* Clock.currentTimeMillis).files) {
               const request = requests.get(file.fileId)
               if (request === undefined) continue
               yield* progress.report(file.fileId, {

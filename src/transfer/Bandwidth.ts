@@ -4,8 +4,8 @@
  * chunk, so it is a plain synchronous call: it returns how many milliseconds the caller
  * should pause reading (0 when unlimited or within budget).
  */
-import { Context, Layer } from "effect"
-import { type BandwidthSchedule, limitAt } from "../config/units.ts"
+import { Clock, Context, Effect, Layer } from "effect"
+import { type BandwidthSchedule, limitAt, minuteOfDay } from "../config/bandwidthSchedule.ts"
 import { fullBucket, type TokenBucket, take } from "../pacing/tokenBucket.ts"
 
 export interface RateLimiter {
@@ -23,7 +23,13 @@ export interface BandwidthOptions {
 
 export class Bandwidth extends Context.Service<Bandwidth, RateLimiter>()("dlsync/transfer/Bandwidth") {
   static readonly layer = (options: BandwidthOptions) =>
-    Layer.sync(Bandwidth, () => Bandwidth.of(makeRateLimiter(options, Date.now, localMinuteOfDay)))
+    Layer.effect(
+      Bandwidth,
+      Clock.clockWith((clock) => {
+        const now = () => clock.currentTimeMillisUnsafe()
+        return Effect.succeed(Bandwidth.of(makeRateLimiter(options, now, () => minuteOfDay(new Date(now())))))
+      })
+    )
 
   static readonly unlimited = Layer.succeed(Bandwidth, Bandwidth.of({ take: () => 0, currentLimit: () => 0 }))
 }
@@ -69,8 +75,3 @@ export const makeRateLimiter = (
 // ---------------------------------------------------------------------------------------
 
 const burstFor = (limit: number): number => Math.max(16 * 1024, limit / 20)
-
-const localMinuteOfDay = (): number => {
-  const d = new Date()
-  return d.getHours() * 60 + d.getMinutes()
-}

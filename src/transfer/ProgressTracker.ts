@@ -87,7 +87,8 @@ export interface ProgressSnapshot {
 }
 
 export interface ProgressTrackerShape {
-  readonly start: (fileId: string, name: string, size: number, done: number) => FileProgress
+  /** `startedAt`: epoch ms, from the caller's Clock. */
+  readonly start: (fileId: string, name: string, size: number, done: number, startedAt: number) => FileProgress
   readonly emit: (event: TransferEvent) => void
   /** Removes the file from the active set and accounts for it as completed or parked. */
   readonly end: (progress: FileProgress, outcome: "completed" | "parked" | "paused") => void
@@ -140,8 +141,8 @@ export const makeProgressTracker = (): ProgressTrackerShape => {
   let finishedSize = 0
   let fetchedEnded = 0
   return {
-    start: (fileId, name, size, done) => {
-      const p: FileProgress = { fileId, name, size, done, fetched: 0, startedAt: Date.now(), rateLimitedUntil: null }
+    start: (fileId, name, size, done, startedAt) => {
+      const p: FileProgress = { fileId, name, size, done, fetched: 0, startedAt, rateLimitedUntil: null }
       active.set(p, [])
       return p
     },

@@ -34,34 +34,27 @@
  */
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
-import { Clock, Context, Duration, Effect, Fiber, Layer, Option, Random, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Layer, Random, type Scope } from "effect"
 import { Agent } from "undici"
 import { backoffDelay } from "../pacing/backoff.ts"
 import { Bandwidth } from "./Bandwidth.ts"
 import { makeDirSyncer } from "./dirSyncer.ts"
-import type { Validators } from "./judgeResponse.ts"
-import { LeanPool, leanGet } from "./leanGet.ts"
+import { linkFor } from "./downloadLinks.ts"
+import { commit, commitLoop, markWriter } from "./durabilityCommitter.ts"
+import { freeSpace } from "./freeSpace.ts"
+import { LeanPool } from "./leanPool.ts"
 import { type FileProgress, ProgressTracker } from "./ProgressTracker.ts"
 import { rateLimitedUntilText } from "./progressView.ts"
-import { type RangeGet, type RangeOutcome, rangeGet } from "./rangeGet.ts"
-import {
-  allWritten,
-  type DurableSegment,
-  durableBytes,
-  fromDurable,
-  planSegments,
-  type Segment,
-  snapshotSegments,
-  splitLargest,
-  spreadWork,
-  writtenBytes
-} from "./segments.ts"
-import { fault, faultFromError, type TransferFault } from "./TransferFault.ts"
-import { TransferFs, type TransferFsShape } from "./TransferFs.ts"
-import { TransferJournal, type TransferRecord } from "./TransferJournal.ts"
-import { type DownloadLink, type LinkError, linkUsable, TransferLinks } from "./TransferLinks.ts"
+import { loadState, resetToZero, saveRecord } from "./resumeRecords.ts"
+import { allWritten, planSegments, writtenBytes } from "./segments.ts"
+import { fetchMissing } from "./segmentWorkers.ts"
+import { fault, type TransferFault } from "./TransferFault.ts"
+import { TransferFs } from "./TransferFs.ts"
+import { TransferJournal } from "./TransferJournal.ts"
+import { TransferLinks } from "./TransferLinks.ts"
 import type { TransferOptions } from "./TransferOptions.ts"
-import { encodeMark, markCovers, markPathFor, openMarkWriter, readMark } from "./writtenMark.ts"
+import { type Deps, type FileState, io, type PartialFile } from "./transferState.ts"
+import { markPathFor } from "./writtenMark.ts"
 
 export interface TransferRequest {
   readonly fileId: string
@@ -156,66 +149,9 @@ const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 /** Names taken in the partial folder by others (the engine's landing folder for finished files). */
 const RESERVED_NAMES = new Set(["landing"])
 
-interface Deps {
-  readonly options: TransferOptions
-  readonly journal: TransferJournal["Service"]
-  readonly fs: TransferFsShape
-  readonly links: TransferLinks["Service"]
-  readonly limiter: Bandwidth["Service"]
-  readonly progress: ProgressTracker["Service"]
-  readonly dispatcher: Agent
-  readonly lean: LeanPool
-  readonly linkCache: Map<string, { readonly link: DownloadLink; readonly obtainedAt: number }>
-  /** Origins whose responses the lean reader handed back (chunked…): undici from then on. */
-  readonly undiciOrigins: Set<string>
-  /** Directory fsyncs, coalesced per directory. */
-  readonly dirSyncer: ReturnType<typeof makeDirSyncer>
-  /** Partial directories known to exist. */
-  readonly knownDirs: Set<string>
-  /** The last statfs per root, reused for `FREE_SPACE_TTL_MS`. */
-  readonly freeCache: Map<string, { readonly at: number; readonly free: number }>
-}
-
-/** How long a free-space reading is trusted when starting files. */
-const FREE_SPACE_TTL_MS = 1_000
-
-/** Free bytes on the root's file system: a reading under a second old unless `fresh`. */
-const freeSpace = (deps: Deps, root: string, fresh: boolean): Effect.Effect<number, TransferFault> =>
-  Effect.suspend(() => {
-    const now = Date.now()
-    const cached = deps.freeCache.get(root)
-    if (!fresh && cached !== undefined && now - cached.at < FREE_SPACE_TTL_MS) return Effect.succeed(cached.free)
-    return io("statfs", () => deps.fs.freeBytes(root)).pipe(
-      Effect.tap((free) => Effect.sync(() => deps.freeCache.set(root, { at: now, free })))
-    )
-  })
-
-/** What one call knows about the file's partial data. */
-interface FileState {
-  /** null: plan afresh at the next attempt (nothing of this version written). */
-  segments: Array<Segment> | null
-  /** What the journal holds as durable (the last commit). */
-  durable: ReadonlyArray<DurableSegment>
-  etag: string | null
-  lastModified: string | null
-  /** The validators above belong to the bytes written (learned from a response or the journal). */
-  validatorsKnown: boolean
-  noRanges: boolean
-  attempts: number
-  lastError: string | null
-  /** A record for the file exists in the journal. */
-  journaled: boolean
-  /** Bytes written since the last fdatasync. */
-  unsynced: number
-  partialDirSynced: boolean
-  /** Wakes the committer when `unsynced` crosses the batch size. */
-  wake: (() => void) | null
-  /** A commit (fdatasync + journal save) is running. */
-  committing: boolean
-  /** Writes held while a commit runs and another batch is already written. */
-  held: Array<() => void>
-}
-
+// The retry loop and the finalize are here; the rest of a transfer is in its own files:
+// resumeRecords.ts (journal and mark at the start), segmentWorkers.ts (the requests),
+// durabilityCommitter.ts (fdatasync + journal), downloadLinks.ts, freeSpace.ts.
 const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferResult> => {
   let active: FileProgress | undefined
   return Effect.gen(function* () {
@@ -227,8 +163,15 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
     }
     const partialRel = partialPathFor(request.fileId)
     const partialAbs = NodePath.join(request.root, partialRel)
-    const state = yield* loadState(deps, request, partialRel, partialAbs)
-    const fp = progress.start(request.fileId, name, request.size, writtenBytes(state.segments ?? []))
+    const file = partialFile(request, partialRel, partialAbs)
+    const state = yield* loadState(deps, file)
+    const fp = progress.start(
+      request.fileId,
+      name,
+      request.size,
+      writtenBytes(state.segments ?? []),
+      yield* Clock.currentTimeMillis
+    )
     active = fp
     progress.emit({ _tag: "Started", fileId: request.fileId, name, size: request.size, resumedAt: fp.done })
 
@@ -238,7 +181,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
     let restarts = 0
     const park = Effect.fnUntraced(function* (reason: string) {
       state.lastError = reason
-      yield* saveRecord(deps, request, partialRel, state)
+      yield* saveRecord(deps, file, state)
       progress.emit({ _tag: "Parked", fileId: request.fileId, name, reason })
       progress.end(fp, "parked")
       return parked(request.fileId, reason, state.attempts)
@@ -265,7 +208,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
           name,
           size: request.size,
           fetched: fp.fetched,
-          elapsedMs: Date.now() - fp.startedAt
+          elapsedMs: (yield* Clock.currentTimeMillis) - fp.startedAt
         })
         progress.end(fp, "completed")
         return {
@@ -307,7 +250,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
         case "fatal":
           return yield* park(fault.message)
         case "no-space": {
-          yield* saveRecord(deps, request, partialRel, state)
+          yield* saveRecord(deps, file, state)
           progress.emit({ _tag: "Paused", fileId: request.fileId, name, reason: fault.message })
           progress.end(fp, "paused")
           const free = yield* Effect.orElseSucceed(
@@ -332,7 +275,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
           yield* Effect.ignore(io("unlink", () => deps.fs.unlink(markPathFor(partialAbs))))
           resetToZero(state, fault.noRanges)
           fp.done = 0
-          yield* saveRecord(deps, request, partialRel, state)
+          yield* saveRecord(deps, file, state)
           break
         case "transient": {
           if (++failures >= options.maxAttempts) return yield* park(`${fault.message} (${failures} attempts)`)
@@ -345,7 +288,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
             delayMs,
             reason: fault.message
           })
-          yield* saveRecord(deps, request, partialRel, state)
+          yield* saveRecord(deps, file, state)
           yield* Effect.sleep(delayMs)
           break
         }
@@ -368,6 +311,7 @@ const attempt = Effect.fnUntraced(function* (
   fp: FileProgress
 ): Effect.fn.Return<void, TransferFault, Scope.Scope> {
   const { options, fs } = deps
+  const target = partialFile(request, partialRel, partialAbs)
   const partialDir = NodePath.dirname(partialAbs)
   if (!deps.knownDirs.has(partialDir)) {
     yield* io("mkdir", () => fs.mkdirp(partialDir))
@@ -395,70 +339,22 @@ const attempt = Effect.fnUntraced(function* (
 
   if (!allWritten(segments)) {
     const link = yield* linkFor(deps, request.fileId)
-    const committer = small
-      ? undefined
-      : yield* Effect.forkScoped(commitLoop(deps, request, partialRel, state, file.fd))
-    const mark = small || options.bootId === null ? undefined : yield* markWriter(deps, request, partialAbs, state)
-    // Each worker takes an open segment nobody works on, else splits the largest one.
-    const assigned = new Set<Segment>()
-    const next = (): Segment | undefined => {
-      const open = segments.find((s) => s.pos < s.end && !assigned.has(s))
-      const taken = open ?? (segmented ? splitLargest(segments, options.minSplit) : undefined)
-      if (taken !== undefined) assigned.add(taken)
-      return taken
-    }
-    if (segmented) spreadWork(segments, options.segments, options.minSplit)
-    const workers: Array<Segment> = []
-    for (let i = 0; i < (segmented ? options.segments : 1); i++) {
-      const s = next()
-      if (s !== undefined) workers.push(s)
-    }
-    const sink = {
+    const committer = small ? undefined : yield* Effect.forkScoped(commitLoop(deps, target, state, file.fd))
+    const mark = small || options.bootId === null ? undefined : yield* markWriter(deps, target, state)
+    const work = fetchMissing(deps, target, state, fp, {
+      link,
       fd: file.fd,
-      fs,
-      batchBytes: options.bufferSize,
-      limiter: deps.limiter,
-      onWritten: (n: number) => {
-        fp.done += n
-        fp.fetched += n
-        state.unsynced += n
-        if (state.unsynced >= options.durabilityBytes) state.wake?.()
-        mark?.update()
-      },
-      // At most two batches are ever not durable: the one being committed and the next.
-      admit: (resume: () => void) => {
-        if (!state.committing || state.unsynced < options.durabilityBytes) return true
-        state.held.push(resume)
-        return false
-      },
-      onValidators: (v: Validators) => checkValidators(state, v)
-    }
-    const worker = (first: Segment) =>
-      Effect.gen(function* () {
-        let segment: Segment | undefined = first
-        while (segment !== undefined) {
-          while (segment.pos < segment.end) {
-            const before = segment.pos
-            yield* fetchSegment(deps, link, state, request.size, segment, sink)
-            if (segment.pos === before && segment.pos < segment.end) {
-              return yield* fault("transient", "a response brought no bytes")
-            }
-          }
-          segment = next()
-        }
-      })
-    // One worker (every file under the segment threshold) runs on this fiber: no fork per file.
-    const work =
-      workers.length === 1 && workers[0] !== undefined
-        ? worker(workers[0])
-        : Effect.forEach(workers, worker, { concurrency: "unbounded", discard: true })
+      segments,
+      segmented,
+      onBatch: () => mark?.update()
+    })
     const result = yield* Effect.result(work)
     if (committer !== undefined) yield* Fiber.interrupt(committer)
     if (mark !== undefined) yield* Effect.promise(() => mark.close())
     if (result._tag === "Failure") {
       // Keep what was written: make it durable so a later run resumes from it.
       if (result.failure.kind !== "restart") {
-        yield* Effect.ignore(commit(deps, request, partialRel, state, file.fd))
+        yield* Effect.ignore(commit(deps, target, state, file.fd))
       }
       return yield* result.failure
     }
@@ -492,285 +388,12 @@ const attempt = Effect.fnUntraced(function* (
   }
 }, Effect.scoped)
 
-/** One segment request, following redirects (bounded, http(s) only, no credentials ever). */
-const fetchSegment = Effect.fnUntraced(function* (
-  deps: Deps,
-  link: DownloadLink,
-  state: FileState,
-  size: number,
-  segment: Segment,
-  sink: Parameters<typeof rangeGet>[3]
-): Effect.fn.Return<void, TransferFault> {
-  let url = new URL(link.url)
-  for (let hop = 0; hop <= deps.options.maxRedirects; hop++) {
-    const spec = {
-      url,
-      ranged: !state.noRanges,
-      size,
-      ifRange: state.validatorsKnown ? ifRangeValue(state) : null,
-      idleTimeoutMs: deps.options.idleTimeoutMs,
-      userAgent: deps.options.userAgent
-    }
-    // Plain-HTTP links take the lean reader; https, and origins whose responses it could
-    // not read (remembered), take undici.
-    const lean = deps.options.leanReader && url.protocol === "http:" && !deps.undiciOrigins.has(url.origin)
-    let outcome = yield* runGet(
-      lean ? () => leanGet(deps.lean, spec, segment, sink) : () => rangeGet(deps.dispatcher, spec, segment, sink)
-    )
-    if (outcome._tag === "Fallback") {
-      deps.undiciOrigins.add(url.origin)
-      outcome = yield* runGet(() => rangeGet(deps.dispatcher, spec, segment, sink))
-    }
-    if (outcome._tag === "Done") return
-    if (outcome._tag === "Fallback") return yield* fault("fatal", "internal: undici asked for a fallback")
-    if (outcome.location.protocol !== "http:" && outcome.location.protocol !== "https:") {
-      return yield* fault("fatal", `CDN redirected to a ${outcome.location.protocol} URL`)
-    }
-    url = outcome.location
-  }
-  return yield* fault("fatal", `more than ${deps.options.maxRedirects} redirects`)
-})
-
-/** One request as an Effect: interruption aborts it and waits until no write is in flight. */
-const runGet = (start: () => RangeGet): Effect.Effect<RangeOutcome, TransferFault> =>
-  Effect.callback<RangeOutcome, TransferFault>((resume) => {
-    const get = start()
-    get.promise.then(
-      (o) => resume(Effect.succeed(o)),
-      (f: TransferFault) => resume(Effect.fail(f))
-    )
-    return Effect.promise(() => get.cancel())
-  })
-
-/** The transfer's written mark, kept current after each write batch and closed with the attempt. */
-const markWriter = (deps: Deps, request: TransferRequest, partialAbs: string, state: FileState) =>
-  Effect.acquireRelease(
-    Effect.promise(() =>
-      openMarkWriter(deps.fs, markPathFor(partialAbs), () =>
-        // Unknown validators would let a mark outlive a version change: no mark then.
-        state.segments === null || !state.validatorsKnown || deps.options.bootId === null
-          ? undefined
-          : encodeMark(deps.options.bootId, {
-              size: request.size,
-              etag: state.etag,
-              lastModified: state.lastModified,
-              segments: state.segments
-            })
-      ).catch(() => undefined)
-    ),
-    (writer) => Effect.promise(() => writer?.close() ?? Promise.resolve())
-  )
-
-/** Batches durability: wakes on `durabilityBytes` written or `durabilityMs` elapsed, then commits. */
-const commitLoop = (
-  deps: Deps,
-  request: TransferRequest,
-  partialRel: string,
-  state: FileState,
-  fd: number
-): Effect.Effect<void, never> =>
-  Effect.forever(
-    Effect.callback<void>((resume) => {
-      if (state.unsynced >= deps.options.durabilityBytes) return resume(Effect.void)
-      const timer = setTimeout(() => resume(Effect.void), deps.options.durabilityMs)
-      state.wake = () => {
-        state.wake = null
-        resume(Effect.void)
-      }
-      return Effect.sync(() => {
-        clearTimeout(timer)
-        state.wake = null
-      })
-    }).pipe(
-      Effect.andThen(Effect.sync(() => clearWake(state))),
-      Effect.andThen(Effect.ignore(commit(deps, request, partialRel, state, fd)))
-    )
-  )
-
-/** fdatasync, then save the positions written before it started. Uninterruptible. */
-const commit = (
-  deps: Deps,
-  request: TransferRequest,
-  partialRel: string,
-  state: FileState,
-  fd: number
-): Effect.Effect<void, TransferFault> =>
-  Effect.uninterruptible(
-    Effect.gen(function* () {
-      if (state.unsynced === 0 || state.segments === null) return
-      const snapshot = snapshotSegments(state.segments)
-      state.unsynced = 0
-      state.committing = true
-      if (!state.partialDirSynced) {
-        yield* io("fsync dir", () => deps.fs.fsyncDir(NodePath.dirname(NodePath.join(request.root, partialRel))))
-        state.partialDirSynced = true
-      }
-      yield* Effect.callback<void, TransferFault>((resume) => {
-        deps.fs.fdatasync(fd, (e) => resume(e === null ? Effect.void : Effect.fail(faultFromError(e, "fdatasync"))))
-      })
-      state.durable = snapshot
-      yield* deps.journal.save(record(request, partialRel, state))
-      state.journaled = true
-    }).pipe(Effect.ensuring(Effect.sync(() => releaseHeld(state))))
-  )
-
-const releaseHeld = (state: FileState): void => {
-  state.committing = false
-  for (const resume of state.held.splice(0)) resume()
-}
-
-const loadState = Effect.fnUntraced(function* (
-  deps: Deps,
-  request: TransferRequest,
-  partialRel: string,
-  partialAbs: string
-): Effect.fn.Return<FileState> {
-  const loaded = yield* deps.journal.load(request.fileId)
-  const state: FileState = {
-    segments: null,
-    durable: [],
-    etag: null,
-    lastModified: null,
-    validatorsKnown: false,
-    noRanges: false,
-    attempts: 0,
-    lastError: null,
-    journaled: Option.isSome(loaded),
-    unsynced: 0,
-    partialDirSynced: false,
-    wake: null,
-    committing: false,
-    held: []
-  }
-  const r = Option.getOrUndefined(loaded)
-  if (r !== undefined) {
-    state.attempts = r.attempts
-    state.lastError = r.lastError
-  }
-  // Without a record only a mark can resume, and a file of one write batch or less has none.
-  if (r === undefined && (deps.options.bootId === null || request.size <= deps.options.bufferSize)) return state
-  const onDisk = yield* Effect.orElseSucceed(
-    io("stat", () => deps.fs.size(partialAbs)),
-    () => undefined
-  )
-  if (onDisk !== request.size) return state
-  // Bytes a killed process wrote after its last commit are still in this boot's page cache.
-  const markText = yield* Effect.orElseSucceed(
-    io("read mark", () => deps.fs.readHead(markPathFor(partialAbs), MARK_MAX_BYTES)),
-    () => undefined
-  )
-  const marked = markText === undefined ? undefined : readMark(markText, deps.options.bootId, request.size)
-  if (r === undefined) {
-    // Killed before its first commit: nothing is durable, but the mark holds what it wrote.
-    if (marked === undefined) return state
-    state.segments = marked.segments
-    state.etag = marked.etag
-    state.lastModified = marked.lastModified
-    state.validatorsKnown = true
-    return state
-  }
-  const segments = fromDurable(r.segments, request.size)
-  if (r.size !== request.size || r.partialPath !== partialRel || segments === undefined) return state
-  const fromMark = marked !== undefined && markCovers(marked, r) ? marked.segments : undefined
-  state.segments = fromMark ?? (durableBytes(r.segments) > 0 ? segments : null)
-  state.durable = state.segments === null ? [] : r.segments
-  state.etag = r.etag
-  state.lastModified = r.lastModified
-  state.validatorsKnown = state.segments !== null
-  state.partialDirSynced = true
-  return state
-})
-
-/** A mark is one line; one this long is not one dlsync wrote. */
-const MARK_MAX_BYTES = 64 * 1024
-
-const saveRecord = (deps: Deps, request: TransferRequest, partialRel: string, state: FileState): Effect.Effect<void> =>
-  // Only bytes committed by `commit` are claimed durable, never positions written since.
-  deps.journal.save(record(request, partialRel, state)).pipe(
-    Effect.tap(() =>
-      Effect.sync(() => {
-        state.journaled = true
-      })
-    )
-  )
-
-const record = (request: TransferRequest, partialRel: string, state: FileState): TransferRecord => ({
+const partialFile = (request: TransferRequest, partialRel: string, partialAbs: string): PartialFile => ({
   fileId: request.fileId,
   size: request.size,
-  etag: state.etag,
-  lastModified: state.lastModified,
-  partialPath: partialRel,
-  segments: state.durable,
-  attempts: state.attempts,
-  lastError: state.lastError
+  partialRel,
+  partialAbs
 })
-
-/** Learns the validators from the first response of a version; later ones must agree. */
-const checkValidators = (state: FileState, v: Validators): TransferFault | undefined => {
-  if (!state.validatorsKnown) {
-    state.etag = v.etag
-    state.lastModified = v.lastModified
-    state.validatorsKnown = true
-    return undefined
-  }
-  if (state.etag !== null) {
-    return v.etag !== null && v.etag !== state.etag
-      ? fault("restart", `ETag changed from ${state.etag} to ${v.etag}`)
-      : undefined
-  }
-  if (state.lastModified !== null && v.lastModified !== null && v.lastModified !== state.lastModified) {
-    return fault("restart", `Last-Modified changed from ${state.lastModified} to ${v.lastModified}`)
-  }
-  if (state.lastModified === null && v.etag !== null) {
-    return fault("restart", "the CDN now sends an ETag the partial data was not checked against")
-  }
-  return undefined
-}
-
-/** If-Range takes a strong ETag, else Last-Modified (a weak ETag cannot be used). */
-const ifRangeValue = (state: FileState): string | null =>
-  state.etag !== null && !state.etag.startsWith("W/") ? state.etag : state.lastModified
-
-const resetToZero = (state: FileState, noRanges: boolean): void => {
-  state.segments = null
-  state.durable = []
-  state.etag = null
-  state.lastModified = null
-  state.validatorsKnown = false
-  state.noRanges = state.noRanges || noRanges
-  state.unsynced = 0
-}
-
-const linkFor = Effect.fnUntraced(function* (
-  deps: Deps,
-  fileId: string
-): Effect.fn.Return<DownloadLink, TransferFault> {
-  const now = Date.now()
-  const cached = deps.linkCache.get(fileId)
-  if (cached !== undefined && linkUsable(cached.link, cached.obtainedAt, now, deps.options.linkMarginMs)) {
-    return cached.link
-  }
-  const link = yield* deps.links.getLink(fileId).pipe(Effect.mapError(linkFault))
-  if (!URL.canParse(link.url)) return yield* fault("fatal", "the service gave an invalid link")
-  deps.linkCache.set(fileId, { link, obtainedAt: Date.now() })
-  return link
-})
-
-const linkFault = (e: LinkError): TransferFault =>
-  e.reason === "rate-limited"
-    ? fault(
-        "rate-limited",
-        `no download link: ${e.reason}: ${e.message}`,
-        e.retryAfterMillis === undefined ? undefined : { retryAfterMillis: e.retryAfterMillis }
-      )
-    : fault(e.reason === "unavailable" ? "transient" : "fatal", `no download link: ${e.reason}: ${e.message}`)
-
-const io = <A>(what: string, f: () => Promise<A>): Effect.Effect<A, TransferFault> =>
-  Effect.tryPromise({ try: f, catch: (e) => faultFromError(e, what) })
-
-const clearWake = (state: FileState): void => {
-  state.wake = null
-}
 
 const isInsideRoot = (rel: string): boolean =>
   rel !== "" &&

@@ -14,62 +14,12 @@
  * response checks, the stop at a lowered segment end, the durability gate, the bandwidth
  * pause and every fault classification follow rangeGet.ts's contract exactly.
  */
-import * as Net from "node:net"
-import { cdnRequestHeaders, type Headers, judgeResponse, parseLength } from "./judgeResponse.ts"
+import { cdnRequestHeaders, judgeResponse, parseLength } from "./judgeResponse.ts"
+import type { LeanConn, LeanPool, LeanReader } from "./leanPool.ts"
+import { parseHead } from "./leanResponseHead.ts"
 import type { RangeGet, RangeGetSpec, RangeOutcome, RangeSink } from "./rangeGet.ts"
 import type { Segment } from "./segments.ts"
 import { fault, faultFromError, TransferFault } from "./TransferFault.ts"
-
-/** Kept-alive sockets per origin, and the read buffers reused by every request. */
-export class LeanPool {
-  private readonly idle = new Map<string, Array<LeanConn>>()
-  private readonly free: Array<Buffer> = []
-  private closed = false
-  readonly bufferSize: number
-
-  constructor(bufferSize: number) {
-    this.bufferSize = bufferSize
-  }
-
-  takeBuffer(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.bufferSize)
-  }
-
-  giveBuffer(buffer: Buffer): void {
-    if (this.free.length < 64) this.free.push(buffer)
-  }
-
-  /** An idle socket to `url`'s origin, or a new one. */
-  connection(url: URL): { readonly conn: LeanConn; readonly reused: boolean } {
-    const list = this.idle.get(url.origin)
-    const reused = list?.pop()
-    if (reused !== undefined) return { conn: reused, reused: true }
-    return { conn: new LeanConn(this, url), reused: false }
-  }
-
-  release(conn: LeanConn): void {
-    if (this.closed || conn.socket.destroyed) {
-      conn.destroy()
-      return
-    }
-    const list = this.idle.get(conn.origin) ?? []
-    list.push(conn)
-    this.idle.set(conn.origin, list)
-    conn.idleSince()
-  }
-
-  forget(conn: LeanConn): void {
-    const list = this.idle.get(conn.origin)
-    const i = list?.indexOf(conn) ?? -1
-    if (list !== undefined && i >= 0) list.splice(i, 1)
-  }
-
-  close(): void {
-    this.closed = true
-    for (const list of this.idle.values()) for (const c of list) c.destroy()
-    this.idle.clear()
-  }
-}
 
 /** Starts a GET for `segment` on a plain-HTTP link. */
 export const leanGet = (pool: LeanPool, spec: RangeGetSpec, segment: Segment, sink: RangeSink): RangeGet => {
@@ -82,71 +32,10 @@ export const leanGet = (pool: LeanPool, spec: RangeGetSpec, segment: Segment, si
 
 /** Response heads larger than this are refused; the head buffer is this size (pooled by V8's slab). */
 const HEAD_MAX = 16 * 1024
-const IDLE_SOCKET_MS = 15_000
-
-/** One socket; the exchange running on it receives its reads. */
-class LeanConn {
-  readonly socket: Net.Socket
-  readonly origin: string
-  exchange: LeanExchange | null = null
-  private readonly scratch = Buffer.allocUnsafe(4096)
-  private idleTimer: NodeJS.Timeout | null = null
-  private readonly pool: LeanPool
-
-  constructor(pool: LeanPool, url: URL) {
-    this.pool = pool
-    this.origin = url.origin
-    this.socket = Net.connect({
-      host: url.hostname.replace(/^\[|\]$/g, ""),
-      port: Number(url.port || 80),
-      noDelay: true,
-      // Node asks for the next target after each read (and once at connect): a read can
-      // land in `scratch` when no exchange was running then; the exchange copies it over.
-      onread: {
-        buffer: () => this.exchange?.readTarget() ?? this.scratch,
-        callback: (n: number, landed: Buffer) =>
-          this.exchange === null ? this.unexpected() : this.exchange.onRead(n, landed)
-      }
-    })
-    this.socket.on("error", (e) => this.exchange?.onSocketEnd(e))
-    this.socket.on("end", () => this.exchange?.onSocketEnd(null))
-    this.socket.on("close", () => {
-      this.pool.forget(this)
-      this.exchange?.onSocketEnd(null)
-    })
-  }
-
-  idleSince(): void {
-    this.idleTimer = setTimeout(() => {
-      this.pool.forget(this)
-      this.destroy()
-    }, IDLE_SOCKET_MS)
-    this.idleTimer.unref()
-  }
-
-  busy(exchange: LeanExchange): void {
-    if (this.idleTimer !== null) clearTimeout(this.idleTimer)
-    this.idleTimer = null
-    this.exchange = exchange
-  }
-
-  destroy(): void {
-    if (this.idleTimer !== null) clearTimeout(this.idleTimer)
-    this.exchange = null
-    this.socket.destroy()
-  }
-
-  /** Bytes on an idle socket: the server broke the protocol; the socket is dropped. */
-  private unexpected(): false {
-    this.pool.forget(this)
-    this.destroy()
-    return false
-  }
-}
 
 type Phase = "head" | "body" | "settling" | "settled"
 
-class LeanExchange {
+class LeanExchange implements LeanReader {
   readonly promise: Promise<RangeOutcome>
   private resolve!: (o: RangeOutcome) => void
   private reject!: (f: TransferFault) => void
@@ -520,7 +409,7 @@ class LeanExchange {
   }
 
   private freshConnection(): { readonly conn: LeanConn; readonly reused: boolean } {
-    return { conn: new LeanConn(this.pool, this.spec.url), reused: false }
+    return { conn: this.pool.fresh(this.spec.url), reused: false }
   }
 
   private scratchBuffer: Buffer | null = null
@@ -528,24 +417,4 @@ class LeanExchange {
     this.scratchBuffer ??= Buffer.allocUnsafe(4096)
     return this.scratchBuffer
   }
-}
-
-/** Status line and headers; names lower-cased, repeated headers kept as lists. */
-const parseHead = (
-  text: string
-): { readonly version: string; readonly status: number; readonly headers: Headers } | undefined => {
-  const lines = text.split("\r\n")
-  const m = /^HTTP\/(1\.[01]) (\d{3})/.exec(lines[0] ?? "")
-  if (m === null) return undefined
-  const headers: Record<string, string | Array<string>> = {}
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i] ?? ""
-    const colon = line.indexOf(":")
-    if (colon <= 0) return undefined
-    const name = line.slice(0, colon).trim().toLowerCase()
-    const value = line.slice(colon + 1).trim()
-    const prev = headers[name]
-    headers[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value]
-  }
-  return { version: m[1] ?? "1.1", status: Number(m[2]), headers }
 }

@@ -3,7 +3,7 @@
  * started, finished, parked, paused or retried, and a totals line every `intervalMs`
  * while anything is active — never a redraw.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { ProgressSnapshot, ProgressTrackerShape } from "./ProgressTracker.ts"
 import { formatDone, formatEta, formatRate } from "./progressFormat.ts"
 import { describeEvent } from "./progressView.ts"
@@ -29,8 +29,8 @@ export const ProgressLog = {
       return yield* Effect.forever(
         Effect.sleep(options.intervalMs ?? 30_000).pipe(
           Effect.andThen(
-            Effect.suspend(() => {
-              const line = totalsLine(tracker.snapshot(Date.now()))
+            Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              const line = totalsLine(tracker.snapshot(now))
               return line === undefined ? Effect.void : Effect.logInfo(line)
             })
           )

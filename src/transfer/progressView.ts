@@ -5,7 +5,7 @@
  * back. `renderProgress` is pure; `ProgressView.run` draws it every `intervalMs` until
  * interrupted, then clears the block.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { ProgressSnapshot, ProgressTrackerShape, TransferEvent } from "./ProgressTracker.ts"
 import { formatDone, formatEta, formatRate } from "./progressFormat.ts"
 
@@ -76,8 +76,8 @@ export const ProgressView = {
         if (drawn > 0) options.write(`\x1b[${drawn}F\x1b[J`)
         drawn = 0
       }
-      const draw = () => {
-        const lines = renderProgress(tracker.snapshot(Date.now()), options.width())
+      const draw = (now: number) => {
+        const lines = renderProgress(tracker.snapshot(now), options.width())
         clear()
         options.write(`${lines.join("\n")}\n`)
         drawn = lines.length
@@ -88,7 +88,9 @@ export const ProgressView = {
         clear()
         options.write(`${line}\n`)
       })
-      return Effect.forever(Effect.sync(draw).pipe(Effect.andThen(Effect.sleep(options.intervalMs ?? 250)))).pipe(
+      return Effect.forever(
+        Clock.currentTimeMillis.pipe(Effect.map(draw), Effect.andThen(Effect.sleep(options.intervalMs ?? 250)))
+      ).pipe(
         Effect.ensuring(
           Effect.sync(() => {
             unsubscribe()

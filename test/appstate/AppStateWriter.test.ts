@@ -1,6 +1,6 @@
 /** The app-state writer against the emulator: conditional writes, 412 merge, 404, 429 budget, coalescing. */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Redacted, Schema } from "effect"
+import { Effect, Fiber, Layer, Logger, Queue, Redacted, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { ApiHttp } from "../../src/api/ApiHttp.ts"
@@ -11,6 +11,7 @@ import { AppStateWriter, AUTH_BACKOFF_MS } from "../../src/appstate/AppStateWrit
 import { type ProgressState, progressEntry } from "../../src/appstate/ProgressEntry.ts"
 import type { RunningEmulator } from "../../src/emulator/server.ts"
 import { transportLayer, useEmulator } from "../auth/support/fixtures.ts"
+import { makePutSignals, type PutSignals, signallingClient } from "./support/apiSignals.ts"
 
 const DEVICE = "0b5c3c5e-1111-4222-8333-444455556666"
 const OTHER_DEVICE = "9f9f9f9f-1111-4222-8333-444455556666"
@@ -23,16 +24,29 @@ const clientLayer = (e: RunningEmulator, bearer = e.accessToken) =>
     Layer.provideMerge(transportLayer(e))
   )
 
-const writerLayer = (e: RunningEmulator, bearer = e.accessToken) =>
+const writerLayer = (e: RunningEmulator, bearer = e.accessToken, signals?: PutSignals) =>
   AppStateWriter.layer({ deviceId: DEVICE, progressIntervalMs: 30_000, maxRequestsPerMinute: 300 }).pipe(
     Layer.provideMerge(AppStateOutbox.layerMemory),
-    Layer.provideMerge(clientLayer(e, bearer))
+    Layer.provideMerge(
+      signals === undefined
+        ? clientLayer(e, bearer)
+        : signallingClient(signals).pipe(Layer.provide(clientLayer(e, bearer)))
+    )
   )
 
 let clock = 1_700_000_000_000
 /** Entries with increasing timestamps, as a transfer would report them. */
 const entry = (state: ProgressState, bytes: number) =>
   progressEntry({ state, bytes, size: 100, path: "Movies/a.mkv", updatedAtMs: clock++ })
+
+/** The writer's warnings as a queue: a refusal is logged just before the writer waits. */
+const warnings = Effect.gen(function* () {
+  const queue = yield* Queue.unbounded<string>()
+  const logger = Logger.make((options) => {
+    if (options.logLevel === "Warn") Queue.offerUnsafe(queue, String(options.message))
+  })
+  return { queue, layer: Logger.layer([logger]) }
+})
 
 const statePuts = (e: RunningEmulator, id: string) =>
   e.control.requests().filter((r) => r.method === "PUT" && r.path === `/api/v1/files/${id}/state`)
@@ -43,7 +57,7 @@ const stateOf = (id: string) =>
   })
 
 describe("AppStateWriter", () => {
-  it.live("creates with If-None-Match: * and replaces with If-Match carrying the full quoted ETag", () =>
+  it.effect("creates with If-None-Match: * and replaces with If-Match carrying the full quoted ETag", () =>
     Effect.gen(function* () {
       const e = yield* useEmulator()
       const file = e.control.addFile({ name: "a.mkv", sizeBytes: 100 })
@@ -66,7 +80,7 @@ describe("AppStateWriter", () => {
     })
   )
 
-  it.live("a 412 re-reads and merges: a concurrent writer's keys and other devices' entries are kept", () =>
+  it.effect("a 412 re-reads and merges: a concurrent writer's keys and other devices' entries are kept", () =>
     Effect.gen(function* () {
       const e = yield* useEmulator()
       const file = e.control.addFile({ name: "a.mkv", sizeBytes: 100 })
@@ -106,7 +120,7 @@ describe("AppStateWriter", () => {
     })
   )
 
-  it.live("a file that is gone (404) drops the write", () =>
+  it.effect("a file that is gone (404) drops the write", () =>
     Effect.gen(function* () {
       const e = yield* useEmulator()
       const file = e.control.addFile({ name: "a.mkv", sizeBytes: 100 })
@@ -122,6 +136,8 @@ describe("AppStateWriter", () => {
     })
   )
 
+  // Real time: after the pause the writer's own budget spaces a GET and a PUT around real
+  // HTTP round trips; it gives no signal for those waits that a TestClock test could follow.
   it.live("a 429 waits for Retry-After, halves the budget, and the entry is still written", () =>
     Effect.gen(function* () {
       const e = yield* useEmulator()
@@ -150,10 +166,15 @@ describe("AppStateWriter", () => {
       const e = yield* useEmulator()
       const file = e.control.addFile({ name: "a.mkv", sizeBytes: 100 })
       const id = fileId(file.id)
+      const signals = yield* makePutSignals
       yield* Effect.gen(function* () {
         const writer = yield* AppStateWriter
+        // The next PUT's answer, then: `n` written in all.
         const written = (n: number) =>
-          Effect.promise(() => waitUntil(() => statePuts(e, file.id).filter((p) => p.status === 200).length === n))
+          Effect.gen(function* () {
+            yield* Queue.take(signals.statePuts)
+            assert.strictEqual(statePuts(e, file.id).filter((p) => p.status === 200).length, n)
+          })
         yield* writer.report(id, entry("queued", 0))
         yield* written(1)
         // The first downloading report is a transition; the next nine are held (latest wins).
@@ -165,7 +186,7 @@ describe("AppStateWriter", () => {
         yield* writer.report(id, entry("complete", 100))
         yield* written(4)
         assert.strictEqual(statePuts(e, file.id).length, 4)
-      }).pipe(Effect.provide(writerLayer(e), { local: true }))
+      }).pipe(Effect.provide(writerLayer(e, e.accessToken, signals), { local: true }))
     })
   )
 
@@ -190,25 +211,31 @@ describe("AppStateWriter", () => {
     Effect.gen(function* () {
       const e = yield* useEmulator()
       const file = e.control.addFile({ name: "a.mkv", sizeBytes: 100 })
+      const logs = yield* warnings
       yield* Effect.gen(function* () {
         const writer = yield* AppStateWriter
         yield* writer.report(fileId(file.id), entry("complete", 100))
         const drained = yield* Effect.forkChild(writer.drain)
         // Every attempt is refused (401); drain waits AUTH_BACKOFF_MS twice, then stops. The
         // writer's own background pass is refused too, so the refusals alone do not tell
-        // where the drain is: the clock moves on (after the refusal had time to come back)
-        // until the drain ends.
+        // where the drain is: after each refusal (logged just before the wait) the clock
+        // moves on, until the drain ends.
         let backoffs = 0
-        for (; drained.pollUnsafe() === undefined; backoffs++) {
+        while (true) {
+          const next = yield* Effect.raceFirst(
+            Fiber.await(drained).pipe(Effect.as("drained" as const)),
+            Queue.take(logs.queue).pipe(Effect.as("refused" as const))
+          )
+          if (next === "drained") break
           assert.isBelow(backoffs, 10, "the drain never gave up")
-          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
           yield* TestClock.adjust(AUTH_BACKOFF_MS)
+          backoffs++
         }
         assert.isFalse(yield* Fiber.join(drained))
         assert.isAtLeast(backoffs, 2, "gave up before waiting out DRAIN_MAX_WAIT_MS")
         assert.isAtLeast(e.control.requests().filter((r) => r.status === 401).length, 3)
         assert.strictEqual(yield* (yield* AppStateOutbox).size, 1)
-      }).pipe(Effect.provide(writerLayer(e, "at_not_valid"), { local: true }))
+      }).pipe(Effect.provide(writerLayer(e, "at_not_valid"), { local: true }), Effect.provide(logs.layer))
     })
   )
 
@@ -235,9 +262,3 @@ const bytesOf = (value: unknown) =>
   Schema.decodeUnknownSync(
     Schema.Struct({ dlsync: Schema.Record(Schema.String, Schema.Struct({ bytes: Schema.Number })) })
   )(value).dlsync[DEVICE]?.bytes
-
-/** Polls a condition on this process's own state (the emulator runs here) until it holds. */
-const waitUntil = async (condition: () => boolean): Promise<void> => {
-  for (let i = 0; i < 1_000 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 2))
-  if (!condition()) throw new Error("condition never held")
-}

@@ -1,6 +1,7 @@
 /** The device record in app storage: conditional writes, 412 retry, pruning, and the namespace limits. */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { ApiHttp } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
@@ -36,10 +37,12 @@ const layer = (e: RunningEmulator) =>
 const storagePuts = (e: RunningEmulator) =>
   e.control.requests().filter((r) => r.method === "PUT" && r.path.startsWith("/api/v1/app-storage/"))
 
-const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 60 * 60 * 1000).toISOString()
+/** The TestClock's time in these tests. */
+const NOW = Date.parse("2026-06-01T00:00:00Z")
+const daysAgo = (days: number) => new Date(NOW - days * 24 * 60 * 60 * 1000).toISOString()
 
 describe("DeviceRecord", () => {
-  it.live("creates the record with If-None-Match: *, then replaces it with If-Match; a 412 re-reads", () =>
+  it.effect("creates the record with If-None-Match: *, then replaces it with If-Match; a 412 re-reads", () =>
     Effect.gen(function* () {
       const e = yield* useEmulator()
       yield* Effect.gen(function* () {
@@ -77,8 +80,9 @@ describe("DeviceRecord", () => {
     })
   )
 
-  it.live("prunes other devices unseen for 90 days, never itself or other keys", () =>
+  it.effect("prunes other devices unseen for 90 days, never itself or other keys", () =>
     Effect.gen(function* () {
+      yield* TestClock.setTime(NOW)
       const e = yield* useEmulator()
       yield* Effect.gen(function* () {
         const record = yield* DeviceRecord
@@ -94,7 +98,7 @@ describe("DeviceRecord", () => {
     })
   )
 
-  it.live("does not create a record when the namespace is full", () =>
+  it.effect("does not create a record when the namespace is full", () =>
     Effect.gen(function* () {
       const e = yield* useEmulator()
       yield* Effect.gen(function* () {

@@ -1,7 +1,7 @@
 /** The daemon's app-state layer: on with OAuth (progress + device record), off with an API key. */
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { ApiHttp } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
@@ -14,6 +14,7 @@ import { progressEntry } from "../../src/appstate/ProgressEntry.ts"
 import { AuthStatus } from "../../src/auth/OAuthCredentials.ts"
 import type { RunningEmulator } from "../../src/emulator/server.ts"
 import { transportLayer, useEmulator, useStateDir } from "../auth/support/fixtures.ts"
+import { makePutSignals, type PutSignals, signallingClient } from "./support/apiSignals.ts"
 
 const fileId = Schema.decodeSync(FileId)
 
@@ -22,7 +23,13 @@ const oauthStatus = Layer.succeed(
   AuthStatus.of({ mode: "oauth", appStateAvailable: true, loginRequired: Effect.succeed(Option.none()) })
 )
 
-const layer = (e: RunningEmulator, stateDir: string, status: Layer.Layer<AuthStatus>, bearer: string) =>
+const layer = (
+  e: RunningEmulator,
+  stateDir: string,
+  status: Layer.Layer<AuthStatus>,
+  bearer: string,
+  signals?: PutSignals
+) =>
   appStateLayer({
     stateDir,
     deviceName: "nas",
@@ -33,21 +40,25 @@ const layer = (e: RunningEmulator, stateDir: string, status: Layer.Layer<AuthSta
     publishAtStart: true
   }).pipe(
     Layer.provideMerge(Layer.mergeAll(status, AppStateOutbox.layerMemory)),
-    Layer.provideMerge(
-      ApiClient.layer.pipe(
-        Layer.provide(ApiHttp.layer),
-        Layer.provide(Credentials.apiKey(Redacted.make(bearer))),
-        Layer.provideMerge(transportLayer(e))
-      )
-    )
+    Layer.provideMerge(clientLayer(e, bearer, signals))
   )
+
+const clientLayer = (e: RunningEmulator, bearer: string, signals: PutSignals | undefined) => {
+  const client = ApiClient.layer.pipe(
+    Layer.provide(ApiHttp.layer),
+    Layer.provide(Credentials.apiKey(Redacted.make(bearer))),
+    Layer.provideMerge(transportLayer(e))
+  )
+  return signals === undefined ? client : signallingClient(signals).pipe(Layer.provideMerge(client))
+}
 
 const complete = progressEntry({ state: "complete", bytes: 100, size: 100, path: "a.mkv", updatedAtMs: 1 })
 
 describe("appStateLayer", () => {
-  it.live("with OAuth: writes progress under this state dir's device id and publishes the device record", () =>
+  it.effect("with OAuth: writes progress under this state dir's device id and publishes the device record", () =>
     Effect.gen(function* () {
       const e = yield* useEmulator()
+      const signals = yield* makePutSignals
       const dir = Path.join(yield* useStateDir, "state")
       const file = e.control.addFile({ name: "a.mkv", sizeBytes: 100 })
       yield* Effect.gen(function* () {
@@ -59,20 +70,14 @@ describe("appStateLayer", () => {
         const state = yield* api.state.get(fileId(file.id))
         assert.deepStrictEqual(state?.value, { dlsync: { [deviceId]: { ...complete } } })
         // The record is published by a background fiber as the layer starts.
-        for (
-          let i = 0;
-          i < 500 && (yield* Effect.result(api.storage.get(`devices/${deviceId}`)))._tag === "Failure";
-          i++
-        ) {
-          yield* Effect.sleep("5 millis")
-        }
+        yield* Queue.take(signals.storagePuts)
         const record = yield* api.storage.get(`devices/${deviceId}`)
         assert.include(JSON.stringify(record.item.value), '"name":"nas"')
-      }).pipe(Effect.provide(layer(e, dir, oauthStatus, e.accessToken), { local: true }))
+      }).pipe(Effect.provide(layer(e, dir, oauthStatus, e.accessToken, signals), { local: true }))
     })
   )
 
-  it.live("with an API key: app state is off and nothing is sent", () =>
+  it.effect("with an API key: app state is off and nothing is sent", () =>
     Effect.gen(function* () {
       const e = yield* useEmulator()
       const dir = yield* useStateDir

@@ -75,6 +75,7 @@ describe.each(implementations)("AppStateOutbox (%s)", (_, makeLayer) => {
 })
 
 describe("SQLite outbox", () => {
+  // Real time: a child process is SIGKILLed and its outbox read back by a new writer.
   it.live("entries enqueued by a process that is SIGKILLed survive and are written after restart", () =>
     Effect.gen(function* () {
       const emulator = yield* useEmulator()

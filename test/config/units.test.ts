@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Result, Schema } from "effect"
 import * as fc from "fast-check"
+import { limitAt, minutesUntilChange } from "../../src/config/bandwidthSchedule.ts"
 import {
   BandwidthSchedule,
   formatDuration,
@@ -10,8 +11,6 @@ import {
   HumanDuration,
   HumanRate,
   HumanSize,
-  limitAt,
-  minutesUntilChange,
   parseDuration,
   parseRate,
   parseSchedule,

@@ -7,7 +7,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import type { FileId } from "../../src/api/schemas/common.ts"
 import { AppStateWriter } from "../../src/appstate/AppStateWriter.ts"
 import { FileProgress, type FileReport } from "../../src/appstate/FileProgress.ts"
@@ -34,18 +35,20 @@ const download = (id: string, path: string, size: number): DownloadAction => ({
 })
 
 describe("TransferDownloads → FileProgress", () => {
-  it.live("reports queued at enqueue, downloading with its bytes, complete once landed, failed with the reason", () =>
+  it.effect("reports queued at enqueue, downloading with its bytes, complete once landed, failed with the reason", () =>
     Effect.gen(function* () {
       const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-reports-"))
       const tracker = makeProgressTracker()
       const reports: Array<readonly [string, FileReport]> = []
       const outcomes: Array<string> = []
+      const downloading = yield* Deferred.make<void>()
 
       const submit = (request: TransferRequest): Effect.Effect<QueuedResult> =>
         request.fileId === "a"
           ? Effect.gen(function* () {
-              const p = tracker.start(request.fileId, request.name ?? "", request.size, 0)
+              const p = tracker.start(request.fileId, request.name ?? "", request.size, 0, 0)
               p.done = 400
+              yield* Deferred.succeed(downloading, undefined)
               yield* Effect.sleep(PROGRESS_SAMPLE_MS * 1.5)
               tracker.end(p, "completed")
               return { _tag: "Completed", fileId: "a", path: request.finalPath, fetched: 1000, attempts: 1 }
@@ -71,20 +74,27 @@ describe("TransferDownloads → FileProgress", () => {
         Layer.provide([queue, ops, store, progress, Layer.succeed(ProgressTracker, tracker)])
       )
 
-      const report = yield* Effect.gen(function* () {
-        const q = yield* DownloadQueue
-        for (const [id, path] of [
-          ["a", "Movies/a.mkv"],
-          ["b", "b.txt"]
-        ] as const) {
-          yield* q.enqueue({
-            action: download(id, path, 1000),
-            landed: () => Effect.sync(() => void outcomes.push(`${id} landed`)),
-            failed: (reason) => Effect.sync(() => void outcomes.push(`${id} failed: ${reason}`))
-          })
-        }
-        return yield* (yield* TransferDownloads).drain
-      }).pipe(Effect.provide(layer))
+      const drained = yield* Effect.forkChild(
+        Effect.gen(function* () {
+          const q = yield* DownloadQueue
+          for (const [id, path] of [
+            ["a", "Movies/a.mkv"],
+            ["b", "b.txt"]
+          ] as const) {
+            yield* q.enqueue({
+              action: download(id, path, 1000),
+              landed: () => Effect.sync(() => void outcomes.push(`${id} landed`)),
+              failed: (reason) => Effect.sync(() => void outcomes.push(`${id} failed: ${reason}`))
+            })
+          }
+          return yield* (yield* TransferDownloads).drain
+        }).pipe(Effect.provide(layer))
+      )
+      // "a" downloads for one and a half sampling intervals: sampled once on the way.
+      yield* Deferred.await(downloading)
+      yield* TestClock.adjust(PROGRESS_SAMPLE_MS)
+      yield* TestClock.adjust(PROGRESS_SAMPLE_MS / 2)
+      const report = yield* Fiber.join(drained)
 
       assert.strictEqual(report.landed, 1)
       assert.deepStrictEqual(outcomes.sort(), ["a landed", "b failed: gone on the CDN"])

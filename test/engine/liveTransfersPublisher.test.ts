@@ -50,7 +50,7 @@ describe("liveTransfersPublisher", () => {
               yield* Effect.yieldNow
               assert.isUndefined(yield* published, "a killed run's leftover is cleared at start")
 
-              const big = tracker.start("f1", "Movies/big.mkv", 10_000, 1_000)
+              const big = tracker.start("f1", "Movies/big.mkv", 10_000, 1_000, 0)
               yield* TestClock.adjust("999 millis")
               assert.isUndefined(yield* published, "not before the interval")
               yield* TestClock.adjust("1 millis")
@@ -83,7 +83,7 @@ describe("liveTransfersPublisher", () => {
               yield* TestClock.adjust("1 second")
               assert.isUndefined(yield* published, "cleared once nothing transfers")
 
-              const e01 = tracker.start("f2", "TV/e01.mkv", 300, 0)
+              const e01 = tracker.start("f2", "TV/e01.mkv", 300, 0, 0)
               yield* TestClock.adjust("1 second")
               const third = yield* published
               assert.strictEqual(third?.completed, 1)

@@ -2,15 +2,17 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Queue } from "effect"
 import { TestClock } from "effect/testing"
 import { transferLinksLayer } from "../../src/engine/engineLayer.ts"
 import type { TransferEvent } from "../../src/transfer/ProgressTracker.ts"
 import { partialPathFor, TransferEngine } from "../../src/transfer/TransferEngine.ts"
+import { nodeTransferFs, type TransferFsShape } from "../../src/transfer/TransferFs.ts"
+import type { TransferRecord } from "../../src/transfer/TransferJournal.ts"
 import { LinkError, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { encodeMark, markPathFor } from "../../src/transfer/writtenMark.ts"
 import { clientOver, memoryWire, ok, tooMany } from "../api/memoryApi.ts"
-import { completed, failingWrites, makeHarness, withServer } from "./support/harness.ts"
+import { completed, failingWrites, type Harness, makeHarness, withServer } from "./support/harness.ts"
 import { makeContent, RangeServer } from "./support/rangeServer.ts"
 
 const KiB = 1024
@@ -22,11 +24,21 @@ const rateLimited = (fileId: string, retryAfterMillis: number) =>
 /** A file's retry or parking: what a rate limit must never cause. */
 const countedAsFailure = (e: TransferEvent): boolean => e._tag === "Retrying" || e._tag === "Parked"
 
-/** Waits (in real time: the engine's I/O is real) until `condition` holds. */
-const waitFor = (condition: () => boolean, what: string) =>
-  Effect.promise(async () => {
-    for (let i = 0; i < 1_000 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5))
-    if (!condition()) throw new Error(`never happened: ${what}`)
+/** The tracker's events as a queue, to wait on the next one that matters. */
+const eventQueue = (progress: Harness["progress"]) =>
+  Effect.gen(function* () {
+    const queue = yield* Queue.unbounded<TransferEvent>()
+    progress.subscribe((e) => Queue.offerUnsafe(queue, e))
+    return queue
+  })
+
+/** The next event that is a rate-limit wait or a failure (which a rate limit must never cause). */
+const nextWaitOrFailure = (queue: Queue.Queue<TransferEvent>) =>
+  Effect.gen(function* () {
+    while (true) {
+      const e = yield* Queue.take(queue)
+      if (e._tag === "RateLimited" || countedAsFailure(e)) return e
+    }
   })
 
 const assertMirrored = (root: string, name: string, content: Buffer) => {
@@ -39,7 +51,7 @@ const assertMirrored = (root: string, name: string, content: Buffer) => {
 }
 
 describe("TransferEngine", () => {
-  it.live("streams a small file through, sets its mtime and leaves no partial or journal entry", () =>
+  it.effect("streams a small file through, sets its mtime and leaves no partial or journal entry", () =>
     withServer(100 * KiB + 7, (server, content) =>
       Effect.gen(function* () {
         const h = makeHarness({ link: () => server.link("a") })
@@ -54,7 +66,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("downloads a large file as parallel ranges written in place", () =>
+  it.effect("downloads a large file as parallel ranges written in place", () =>
     withServer(1024 * KiB + 3, (server, content) =>
       Effect.gen(function* () {
         const h = makeHarness({ link: () => server.link("a"), options: { segments: 4 } })
@@ -70,7 +82,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a server that ignores Range: restarts as one plain GET, never splices", () =>
+  it.effect("a server that ignores Range: restarts as one plain GET, never splices", () =>
     withServer(600 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.ignoreRange = true
@@ -83,7 +95,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a wrong Content-Range is never written: the file is parked after bounded restarts", () =>
+  it.effect("a wrong Content-Range is never written: the file is parked after bounded restarts", () =>
     withServer(300 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.shiftContentRange = 10
@@ -97,7 +109,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a Content-Range total that disagrees with the size is refused", () =>
+  it.effect("a Content-Range total that disagrees with the size is refused", () =>
     withServer(300 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.wrongTotal = content.length + 1
@@ -109,7 +121,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a validator changed between attempts restarts from zero with the new version", () =>
+  it.effect("a validator changed between attempts restarts from zero with the new version", () =>
     withServer(512 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.cutAfter = 200 * KiB
@@ -133,7 +145,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a link that expires mid-body is replaced and the transfer continues from the bytes written", () =>
+  it.effect("a link that expires mid-body is replaced and the transfer continues from the bytes written", () =>
     withServer(512 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.expireTokenAfter = 200 * KiB
@@ -156,7 +168,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a connection reset mid-body resumes from the bytes written", () =>
+  it.effect("a connection reset mid-body resumes from the bytes written", () =>
     withServer(512 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.cutAfter = 100 * KiB
@@ -174,7 +186,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a truncated body (clean close short of Content-Length) is an error, then resumed", () =>
+  it.effect("a truncated body (clean close short of Content-Length) is an error, then resumed", () =>
     withServer(400 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.truncateAfter = 150 * KiB
@@ -187,7 +199,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a stalled body is cut by the idle timeout and resumed", () =>
+  it.effect("a stalled body is cut by the idle timeout and resumed", () =>
     withServer(300 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.stallAfter = 100 * KiB
@@ -203,7 +215,53 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("5xx answers are retried with backoff and counted as attempts", () =>
+  it.effect("written bytes are committed once durabilityMs has passed on the Clock, not before", () =>
+    withServer(256 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        // 40 KiB arrive, then nothing: two 16 KiB batches are written, fewer than
+        // durabilityBytes (64 KiB), so only the committer's timer can make them durable.
+        server.faults.stallAfter = 40 * KiB
+        server.faults.stallTimes = 1
+        const written = yield* Deferred.make<void>()
+        let writtenBytes = 0
+        const fs: TransferFsShape = {
+          ...nodeTransferFs,
+          writev: (fd, buffers, position, cb) =>
+            nodeTransferFs.writev(fd, buffers, position, (e, n) => {
+              cb(e, n)
+              writtenBytes += n
+              if (writtenBytes >= 32 * KiB) Deferred.doneUnsafe(written, Exit.void)
+            })
+        }
+        const committed = yield* Deferred.make<TransferRecord>()
+        const records = new (class extends Map<string, TransferRecord> {
+          override set(key: string, value: TransferRecord) {
+            Deferred.doneUnsafe(committed, Exit.succeed(value))
+            return super.set(key, value)
+          }
+        })()
+        const h = makeHarness({
+          link: () => server.link("a"),
+          fs,
+          records,
+          options: { segment_threshold: 1e9, durabilityMs: 60_000, idleTimeoutMs: 60_000 }
+        })
+        const fiber = yield* Effect.forkChild(h.download(h.request("a", content.length)))
+        yield* Deferred.await(written)
+        yield* TestClock.adjust(59_999)
+        assert.strictEqual(records.size, 0, "committed before durabilityMs")
+        yield* TestClock.adjust(1)
+        const record = yield* Deferred.await(committed)
+        assert.deepStrictEqual(
+          record.segments.map((s) => s.durable),
+          [32 * KiB]
+        )
+        yield* Fiber.interrupt(fiber)
+      })
+    )
+  )
+
+  it.effect("5xx answers are retried with backoff and counted as attempts", () =>
     withServer(64 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.failNext = 2
@@ -216,7 +274,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a CDN that keeps refusing fresh links parks the file with the reason", () =>
+  it.effect("a CDN that keeps refusing fresh links parks the file with the reason", () =>
     withServer(64 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.faults.failNext = 100
@@ -231,7 +289,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a locked file is parked without touching the CDN", () =>
+  it.effect("a locked file is parked without touching the CDN", () =>
     withServer(64 * KiB, (server, content) =>
       Effect.gen(function* () {
         const h = makeHarness({
@@ -259,13 +317,11 @@ describe("TransferEngine", () => {
           const h = makeHarness({ link: () => "unused", links, options: { maxAttempts: 2 } })
           const events: Array<TransferEvent> = []
           h.progress.subscribe((e) => events.push(e))
+          const queue = yield* eventQueue(h.progress)
           const fiber = yield* Effect.forkChild(h.download(h.request("f_1", content.length, "media/a.bin")))
           for (let n = 1; n <= 3; n++) {
-            yield* waitFor(
-              () => events.filter((e) => e._tag === "RateLimited").length === n || events.some(countedAsFailure),
-              `rate-limit wait ${n}`
-            )
-            assert.deepStrictEqual(events.filter(countedAsFailure), [], "a 429 taken for a failed attempt")
+            const e = yield* nextWaitOrFailure(queue)
+            assert.strictEqual(e._tag, "RateLimited", "a 429 taken for a failed attempt")
             yield* TestClock.adjust("120 seconds")
           }
           const r = yield* Fiber.join(fiber)
@@ -293,12 +349,11 @@ describe("TransferEngine", () => {
         })
         const events: Array<TransferEvent> = []
         h.progress.subscribe((e) => events.push(e))
-        const waits = () => events.filter((e) => e._tag === "RateLimited")
+        const queue = yield* eventQueue(h.progress)
         const fiber = yield* Effect.forkChild(h.download(h.request("a", content.length)))
         for (let n = 1; n <= 3; n++) {
-          yield* waitFor(() => waits().length === n || events.some(countedAsFailure), `rate-limit wait ${n}`)
-          assert.deepStrictEqual(events.filter(countedAsFailure), [], "a 429 taken for a failed attempt")
-          const wait = waits()[n - 1]
+          const wait = yield* nextWaitOrFailure(queue)
+          assert.strictEqual(wait._tag, "RateLimited", "a 429 taken for a failed attempt")
           assert.strictEqual(
             wait?._tag === "RateLimited" ? wait.until : 0,
             n * 120_000,
@@ -307,9 +362,9 @@ describe("TransferEngine", () => {
           const waiting = h.progress.snapshot(0).files[0]
           assert.strictEqual(waiting?.rateLimitedUntil, n * 120_000, "its progress says until when it waits")
           assert.strictEqual(h.records.get("a")?.attempts ?? 0, 0, "no attempt counted")
-          // Not a moment before the service's time: no link request at 119 s.
+          // Not a moment before the service's time: no link request at 119 s (adjust lets
+          // every fiber it wakes run until it suspends).
           yield* TestClock.adjust("119 seconds")
-          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
           assert.strictEqual(h.linkCalls.length, n)
           yield* TestClock.adjust("1 second")
         }
@@ -344,7 +399,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("ENOSPC mid-write pauses the transfer, leaves no visible file, and it resumes when space returns", () =>
+  it.effect("ENOSPC mid-write pauses the transfer, leaves no visible file, and it resumes when space returns", () =>
     withServer(512 * KiB, (server, content) =>
       Effect.gen(function* () {
         const faulty = failingWrites(200 * KiB)
@@ -370,7 +425,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a file is not started when it would leave less than min_free_space", () =>
+  it.effect("a file is not started when it would leave less than min_free_space", () =>
     withServer(64 * KiB, (server, content) =>
       Effect.gen(function* () {
         const h = makeHarness({ link: () => server.link("a"), options: { min_free_space: Number.MAX_SAFE_INTEGER } })
@@ -381,7 +436,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("no credential ever reaches the CDN, also after a redirect to another origin", () =>
+  it.effect("no credential ever reaches the CDN, also after a redirect to another origin", () =>
     Effect.gen(function* () {
       const other = yield* Effect.promise(() => RangeServer.start())
       yield* withServer(600 * KiB, (server, content) =>
@@ -402,7 +457,7 @@ describe("TransferEngine", () => {
   )
 
   describe("over undici (https links, bodies not framed by Content-Length, leanReader off)", () => {
-    it.live("downloads segmented, resumes after resets, and writes every byte once", () =>
+    it.effect("downloads segmented, resumes after resets, and writes every byte once", () =>
       withServer(1024 * KiB + 5, (server, content) =>
         Effect.gen(function* () {
           server.faults.chunked = true
@@ -418,7 +473,7 @@ describe("TransferEngine", () => {
       )
     )
 
-    it.live("a changed validator restarts from zero", () =>
+    it.effect("a changed validator restarts from zero", () =>
       withServer(300 * KiB, (server, content) =>
         Effect.gen(function* () {
           server.faults.cutAfter = 100 * KiB
@@ -436,7 +491,7 @@ describe("TransferEngine", () => {
       )
     )
 
-    it.live("a stalled body is cut by the idle timeout", () =>
+    it.effect("a stalled body is cut by the idle timeout", () =>
       withServer(300 * KiB, (server, content) =>
         Effect.gen(function* () {
           server.faults.stallAfter = 100 * KiB
@@ -451,7 +506,7 @@ describe("TransferEngine", () => {
       )
     )
 
-    it.live("ENOSPC pauses and the file resumes later", () =>
+    it.effect("ENOSPC pauses and the file resumes later", () =>
       withServer(512 * KiB, (server, content) =>
         Effect.gen(function* () {
           const options = { segment_threshold: 1e9, leanReader: false }
@@ -469,7 +524,7 @@ describe("TransferEngine", () => {
       )
     )
 
-    it.live("the lean reader hands chunked responses to undici and remembers the origin", () =>
+    it.effect("the lean reader hands chunked responses to undici and remembers the origin", () =>
       withServer(600 * KiB, (server, content) =>
         Effect.gen(function* () {
           server.faults.chunked = true
@@ -481,7 +536,7 @@ describe("TransferEngine", () => {
     )
   })
 
-  it.live("reuses kept-alive connections, and a connection the server closed meanwhile costs nothing", () =>
+  it.effect("reuses kept-alive connections, and a connection the server closed meanwhile costs nothing", () =>
     withServer(64 * KiB, (server, content) =>
       Effect.gen(function* () {
         server.files.set("b", { content, etag: '"b"', lastModified: null })
@@ -505,7 +560,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a process killed before its first commit resumes from its written mark in the same boot", () =>
+  it.effect("a process killed before its first commit resumes from its written mark in the same boot", () =>
     withServer(1024 * KiB, (server, content) =>
       Effect.gen(function* () {
         const size = content.length
@@ -557,7 +612,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a process killed before any journal record resumes from its mark alone, If-Range on its version", () =>
+  it.effect("a process killed before any journal record resumes from its mark alone, If-Range on its version", () =>
     withServer(1024 * KiB, (server, content) =>
       Effect.gen(function* () {
         const size = content.length
@@ -582,7 +637,7 @@ describe("TransferEngine", () => {
     )
   )
 
-  it.live("a body longer than promised is never a finished file", () =>
+  it.effect("a body longer than promised is never a finished file", () =>
     Effect.gen(function* () {
       // A raw server: chunked 200 with more bytes than the file has.
       const server = Net.createServer((socket) => {

@@ -1,7 +1,8 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Exit, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import type { TransferEvent } from "../../src/transfer/ProgressTracker.ts"
 import { nodeTransferFs } from "../../src/transfer/TransferFs.ts"
 import { TransferQueue } from "../../src/transfer/TransferQueue.ts"
@@ -24,7 +25,7 @@ const serverWith = (files: number, size: number) =>
   )
 
 describe("TransferQueue", () => {
-  it.live("runs at most `concurrency` files at once and completes them all", () =>
+  it.effect("runs at most `concurrency` files at once and completes them all", () =>
     Effect.gen(function* () {
       const server = yield* serverWith(6, 256 * KiB)
       server.faults.rate = 8 * MiB
@@ -47,6 +48,7 @@ describe("TransferQueue", () => {
     }).pipe(Effect.scoped)
   )
 
+  // Real time: it measures the throughput of real sockets under the real-time token bucket.
   it.live("holds the global bandwidth limit within 10 % across concurrent transfers", () =>
     Effect.gen(function* () {
       const size = 1536 * KiB
@@ -69,7 +71,7 @@ describe("TransferQueue", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.live("a file paused for disk space gives its slot back and resumes when space returns", () =>
+  it.effect("a file paused for disk space gives its slot back and resumes when space returns", () =>
     Effect.gen(function* () {
       const server = yield* serverWith(1, 128 * KiB)
       let statfsCalls = 0
@@ -83,11 +85,22 @@ describe("TransferQueue", () => {
         options: { min_free_space: 1 * MiB, spaceRecheckMs: 10 }
       })
       const events: Array<TransferEvent["_tag"]> = []
-      h.progress.subscribe((e) => events.push(e._tag))
-      const result = yield* Effect.gen(function* () {
-        const queue = yield* TransferQueue
-        return yield* queue.submit(h.request("f0", 128 * KiB))
-      }).pipe(Effect.provide(h.queueLayer))
+      const paused = yield* Deferred.make<void>()
+      h.progress.subscribe((e) => {
+        events.push(e._tag)
+        if (e._tag === "Paused") Deferred.doneUnsafe(paused, Exit.void)
+      })
+      const submitted = yield* Effect.forkChild(
+        Effect.gen(function* () {
+          const queue = yield* TransferQueue
+          return yield* queue.submit(h.request("f0", 128 * KiB))
+        }).pipe(Effect.provide(h.queueLayer))
+      )
+      // Paused: the queue now waits one recheck interval before asking for free space again.
+      yield* Deferred.await(paused)
+      assert.strictEqual(statfsCalls, 2)
+      yield* TestClock.adjust(10)
+      const result = yield* Fiber.join(submitted)
       assert.strictEqual(result._tag, "Completed")
       assert.isAtLeast(statfsCalls, 3)
       assert.deepStrictEqual(events, ["Started", "Paused", "Retrying", "Started", "Finished"])

@@ -39,7 +39,7 @@ const assertMirrored = (root: string, content: Buffer) => {
 }
 
 describe("TransferEngine over https (a real TLS server, undici)", () => {
-  it.live("downloads a whole file in one request", () =>
+  it.effect("downloads a whole file in one request", () =>
     withHttpsServer(loopback, 100 * KiB + 7, (server, content) =>
       Effect.gen(function* () {
         assert.match(server.link("a"), /^https:/)
@@ -53,7 +53,7 @@ describe("TransferEngine over https (a real TLS server, undici)", () => {
     )
   )
 
-  it.live("resumes a parked file with a ranged If-Range request from its durable bytes", () =>
+  it.effect("resumes a parked file with a ranged If-Range request from its durable bytes", () =>
     withHttpsServer(loopback, 512 * KiB, (server, content) =>
       Effect.gen(function* () {
         // The first response ends cleanly (TLS close) short of its Content-Length.
@@ -77,7 +77,7 @@ describe("TransferEngine over https (a real TLS server, undici)", () => {
     )
   )
 
-  it.live("downloads a large file as parallel ranges, every byte fetched once", () =>
+  it.effect("downloads a large file as parallel ranges, every byte fetched once", () =>
     withHttpsServer(loopback, 1024 * KiB + 3, (server, content) =>
       Effect.gen(function* () {
         const h = makeHarness({ link: () => server.link("a"), options: { segments: 4 } })
@@ -92,7 +92,7 @@ describe("TransferEngine over https (a real TLS server, undici)", () => {
     )
   )
 
-  it.live("refuses a certificate from a CA it does not trust: the file is parked with the reason", () =>
+  it.effect("refuses a certificate from a CA it does not trust: the file is parked with the reason", () =>
     withHttpsServer(untrusted.issue("IP:127.0.0.1"), 64 * KiB, (server, content) =>
       Effect.gen(function* () {
         const h = makeHarness({ link: () => server.link("a") })
@@ -109,7 +109,7 @@ describe("TransferEngine over https (a real TLS server, undici)", () => {
     )
   )
 
-  it.live("refuses a trusted CA's certificate made out to another host", () =>
+  it.effect("refuses a trusted CA's certificate made out to another host", () =>
     withHttpsServer(trusted.issue("DNS:cdn.example.invalid"), 64 * KiB, (server, content) =>
       Effect.gen(function* () {
         const h = makeHarness({ link: () => server.link("a") })

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { makeProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import { formatBytes, formatEta } from "../../src/transfer/progressFormat.ts"
 import { totalsLine } from "../../src/transfer/progressLog.ts"
@@ -10,8 +11,8 @@ const MiB = 1024 * 1024
 describe("progress", () => {
   it("computes per-file and overall rate and ETA over a sliding window", () => {
     const t = makeProgressTracker()
-    const a = t.start("a", "movies/a.mkv", 100 * MiB, 0)
-    const b = t.start("b", "movies/b.mkv", 10 * MiB, 5 * MiB)
+    const a = t.start("a", "movies/a.mkv", 100 * MiB, 0, 0)
+    const b = t.start("b", "movies/b.mkv", 10 * MiB, 5 * MiB, 0)
     t.snapshot(1_000)
     a.done += 20 * MiB
     a.fetched += 20 * MiB
@@ -35,9 +36,10 @@ describe("progress", () => {
       "a",
       "a-very-long-directory-name/and-an-even-longer-file-name-for-the-movie.mkv",
       2 * 1024 * MiB,
+      0,
       0
     )
-    t.start("b", "b.iso", 10 * MiB, 0)
+    t.start("b", "b.iso", 10 * MiB, 0, 0)
     t.snapshot(0)
     a.done = 512 * MiB
     a.fetched = 512 * MiB
@@ -59,33 +61,31 @@ describe("progress", () => {
     assert.include(describeEvent({ _tag: "Started", fileId: "x", name: "a", size: 10, resumedAt: 5 }) ?? "", "resuming")
     const t = makeProgressTracker()
     assert.isUndefined(totalsLine(t.snapshot(0)))
-    t.start("a", "a", MiB, 0)
+    t.start("a", "a", MiB, 0, 0)
     assert.include(totalsLine(t.snapshot(0)) ?? "", "1 active")
     assert.strictEqual(formatBytes(1536), "1.5 KiB")
     assert.strictEqual(formatEta(3725), "1:02:05")
     assert.strictEqual(formatEta(null), "--:--")
   })
 
-  it.live("the TTY view redraws in place, prints events above the block and clears it when stopped", () =>
+  it.effect("the TTY view redraws in place, prints events above the block and clears it when stopped", () =>
     Effect.gen(function* () {
       const t = makeProgressTracker()
       const out: Array<string> = []
       const fiber = yield* Effect.forkChild(
         ProgressView.run(t, { write: (s) => out.push(s), width: () => 100, intervalMs: 5 })
       )
-      // Waits for the view's next redraws, not for a fixed time.
-      const until = (condition: () => boolean) =>
-        Effect.gen(function* () {
-          for (let i = 0; i < 1000 && !condition(); i++) yield* Effect.sleep(5)
-        })
-      const drawn = (what: string) => until(() => out.join("").includes(what))
-      const p = t.start("a", "a.mkv", MiB, 0)
-      yield* drawn("a.mkv")
+      // One interval on the TestClock: the view's next redraw.
+      const redraw = TestClock.adjust(5)
+      const p = t.start("a", "a.mkv", MiB, 0, 0)
+      yield* redraw
+      assert.include(out.join(""), "a.mkv")
       t.emit({ _tag: "Finished", fileId: "a", name: "a.mkv", size: MiB, fetched: MiB, elapsedMs: 1000 })
       t.end(p, "completed")
-      yield* drawn("done a.mkv")
+      assert.include(out.join(""), "done a.mkv", "an event is printed at once")
       const written = out.length
-      yield* until(() => out.length > written) // one redraw after the file ended
+      yield* redraw
+      assert.isAbove(out.length, written, "one redraw after the file ended")
       yield* Fiber.interrupt(fiber)
       const text = out.join("")
       assert.include(text, "a.mkv")

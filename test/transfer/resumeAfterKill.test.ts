@@ -77,6 +77,7 @@ const rightBytes = (partial: string, content: Buffer): number => {
 }
 
 describe("resume after SIGKILL", () => {
+  // Real time: a child process downloads at a real pace and is killed part-way.
   it.live(
     "is byte-identical; resumes from the mark in the same boot and from the journal after a reboot",
     () =>
@@ -119,7 +120,7 @@ describe("resume after SIGKILL", () => {
             const openMarked = marked.filter((m) => m.written < m.end - m.start)
             yield* Effect.promise(() => server.sentAtLeast("f", before + 1))
             // The segments' requests arrive in any order: wait until each open one is logged.
-            while (server.log.length - logged < openMarked.length) yield* Effect.sleep("10 millis")
+            yield* Effect.promise(() => server.loggedAtLeast(logged + openMarked.length))
             const ranges = server.log.slice(logged).map((l) => l.headers.range ?? "")
             for (const m of openMarked) {
               const from = `bytes=${m.start + m.written}-`

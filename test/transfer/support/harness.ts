@@ -6,7 +6,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Fiber, Layer, Queue } from "effect"
+import { TestClock } from "effect/testing"
 import { Bandwidth } from "../../../src/transfer/Bandwidth.ts"
 import {
   makeProgressTracker,
@@ -48,6 +49,7 @@ export interface Harness {
   readonly progress: ProgressTrackerShape
   readonly layer: Layer.Layer<TransferEngine>
   readonly request: (fileId: string, size: number, name?: string) => TransferRequest
+  /** On the TestClock: each backoff the engine announces is waited out by moving the clock on. */
   readonly download: (request: TransferRequest) => Effect.Effect<TransferResult>
   /** The engine behind a queue, with the same dependencies. */
   readonly queueLayer: Layer.Layer<TransferQueue | TransferEngine>
@@ -125,9 +127,27 @@ export const makeHarness = (options: {
       Effect.gen(function* () {
         const engine = yield* TransferEngine
         return yield* engine.download(request)
-      }).pipe(Effect.provide(layer, { local: true }))
+      }).pipe(Effect.provide(layer, { local: true }), (run) => skippingBackoff(progress, run))
   }
 }
+
+/**
+ * Runs `effect` on the TestClock, moving the clock on by each backoff the engine announces
+ * (its Retrying event comes just before the sleep), so retries take no real time. Under the
+ * live clock (it.live) the backoffs are simply slept.
+ */
+export const skippingBackoff = <A, E, R>(progress: ProgressTrackerShape, effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    if (!("adjust" in (yield* Clock.Clock))) return yield* effect
+    const delays = yield* Queue.unbounded<number>()
+    const unsubscribe = progress.subscribe((e) => {
+      if (e._tag === "Retrying") Queue.offerUnsafe(delays, e.delayMs)
+    })
+    const driver = yield* Effect.forkChild(
+      Effect.forever(Effect.flatMap(Queue.take(delays), (ms) => TestClock.adjust(ms)))
+    )
+    return yield* effect.pipe(Effect.ensuring(Effect.andThen(Fiber.interrupt(driver), Effect.sync(unsubscribe))))
+  })
 
 /** A file system whose writes fail with `code` once `budget` bytes have been written. */
 export const failingWrites = (budget: number, code = "ENOSPC"): TransferFsShape & { remaining: number } => {

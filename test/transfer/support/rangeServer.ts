@@ -126,6 +126,12 @@ export class RangeServer {
     return new Promise((resolve) => this.waiters.push({ name, threshold, resolve }))
   }
 
+  /** Resolves once `count` requests are in the log. */
+  loggedAtLeast(count: number): Promise<void> {
+    if (this.log.length >= count) return Promise.resolve()
+    return new Promise((resolve) => this.logWaiters.push({ count, resolve }))
+  }
+
   /** Resolves when no response body is being sent (a killed client's responses have ended). */
   whenIdle(): Promise<void> {
     if (this.pumping === 0) return Promise.resolve()
@@ -141,6 +147,7 @@ export class RangeServer {
   pace: { since: number; bytes: number } | null = null
 
   private readonly waiters: Array<{ name: string; threshold: number; resolve: () => void }> = []
+  private readonly logWaiters: Array<{ count: number; resolve: () => void }> = []
 
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy()
@@ -149,8 +156,13 @@ export class RangeServer {
 
   private handle(req: Http.IncomingMessage, res: Http.ServerResponse): void {
     const url = new URL(req.url ?? "/", this.base)
-    const entry = (status: number) =>
+    const entry = (status: number) => {
       this.log.push({ method: req.method ?? "", url: url.pathname + url.search, headers: req.headers, status })
+      for (const w of this.logWaiters.filter((w) => this.log.length >= w.count)) {
+        this.logWaiters.splice(this.logWaiters.indexOf(w), 1)
+        w.resolve()
+      }
+    }
     const [, prefix, name = ""] = url.pathname.split("/")
     const token = url.searchParams.get("token") ?? ""
     const f = this.faults

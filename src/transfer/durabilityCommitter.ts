@@ -1,0 +1,83 @@
+/**
+ * Durability for one transfer: a committer that batches fdatasync + journal save (by bytes
+ * written or time elapsed), and the written mark kept current after each write batch.
+ */
+import * as NodePath from "node:path"
+import { Effect } from "effect"
+import { record } from "./resumeRecords.ts"
+import { snapshotSegments } from "./segments.ts"
+import { faultFromError, type TransferFault } from "./TransferFault.ts"
+import { type Deps, type FileState, io, type PartialFile } from "./transferState.ts"
+import { encodeMark, markPathFor, openMarkWriter } from "./writtenMark.ts"
+
+/** Batches durability: wakes on `durabilityBytes` written or `durabilityMs` elapsed, then commits. */
+export const commitLoop = (deps: Deps, file: PartialFile, state: FileState, fd: number): Effect.Effect<void, never> =>
+  Effect.forever(
+    Effect.suspend(() =>
+      state.unsynced >= deps.options.durabilityBytes
+        ? Effect.void
+        : Effect.raceFirst(Effect.sleep(deps.options.durabilityMs), bytesWritten(state))
+    ).pipe(Effect.andThen(Effect.ignore(commit(deps, file, state, fd))))
+  )
+
+/** Completes when the writes wake the committer (`unsynced` crossed the batch size). */
+const bytesWritten = (state: FileState): Effect.Effect<void> =>
+  Effect.callback<void>((resume) => {
+    state.wake = () => {
+      state.wake = null
+      resume(Effect.void)
+    }
+    return Effect.sync(() => {
+      state.wake = null
+    })
+  })
+
+/** fdatasync, then save the positions written before it started. Uninterruptible. */
+export const commit = (
+  deps: Deps,
+  file: PartialFile,
+  state: FileState,
+  fd: number
+): Effect.Effect<void, TransferFault> =>
+  Effect.uninterruptible(
+    Effect.gen(function* () {
+      if (state.unsynced === 0 || state.segments === null) return
+      const snapshot = snapshotSegments(state.segments)
+      state.unsynced = 0
+      state.committing = true
+      if (!state.partialDirSynced) {
+        yield* io("fsync dir", () => deps.fs.fsyncDir(NodePath.dirname(file.partialAbs)))
+        state.partialDirSynced = true
+      }
+      yield* Effect.callback<void, TransferFault>((resume) => {
+        deps.fs.fdatasync(fd, (e) => resume(e === null ? Effect.void : Effect.fail(faultFromError(e, "fdatasync"))))
+      })
+      state.durable = snapshot
+      yield* deps.journal.save(record(file, state))
+      state.journaled = true
+    }).pipe(Effect.ensuring(Effect.sync(() => releaseHeld(state))))
+  )
+
+const releaseHeld = (state: FileState): void => {
+  state.committing = false
+  for (const resume of state.held.splice(0)) resume()
+}
+
+/** The transfer's written mark, kept current after each write batch and closed with the attempt. */
+export const markWriter = (deps: Deps, file: PartialFile, state: FileState) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      openMarkWriter(deps.fs, markPathFor(file.partialAbs), () =>
+        // Unknown validators would let a mark outlive a version change: no mark then.
+        state.segments === null || !state.validatorsKnown || deps.options.bootId === null
+          ? undefined
+          : encodeMark(deps.options.bootId, {
+              size: file.size,
+              etag: state.etag,
+              lastModified: state.lastModified,
+              segments: state.segments
+            })
+      ).catch(() => undefined)
+    ),
+    (writer) => Effect.promise(() => writer?.close() ?? Promise.resolve())
+  )

@@ -1,0 +1,132 @@
+/**
+ * The lean reader's connections: kept-alive sockets per origin and the read buffers reused
+ * by every request. A socket hands its reads to the exchange running on it (leanGet.ts).
+ */
+import * as Net from "node:net"
+
+/** What a connection needs of the exchange running on it. */
+export interface LeanReader {
+  /** Where the next socket read lands. */
+  readTarget(): Buffer
+  /** A socket read of `n` bytes into `landed`; false pauses the socket. */
+  onRead(n: number, landed: Buffer): boolean
+  onSocketEnd(error: Error | null): void
+}
+
+const IDLE_SOCKET_MS = 15_000
+
+/** Kept-alive sockets per origin, and the read buffers reused by every request. */
+export class LeanPool {
+  private readonly idle = new Map<string, Array<LeanConn>>()
+  private readonly free: Array<Buffer> = []
+  private closed = false
+  readonly bufferSize: number
+
+  constructor(bufferSize: number) {
+    this.bufferSize = bufferSize
+  }
+
+  takeBuffer(): Buffer {
+    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.bufferSize)
+  }
+
+  giveBuffer(buffer: Buffer): void {
+    if (this.free.length < 64) this.free.push(buffer)
+  }
+
+  /** An idle socket to `url`'s origin, or a new one. */
+  connection(url: URL): { readonly conn: LeanConn; readonly reused: boolean } {
+    const list = this.idle.get(url.origin)
+    const reused = list?.pop()
+    if (reused !== undefined) return { conn: reused, reused: true }
+    return { conn: this.fresh(url), reused: false }
+  }
+
+  /** A new socket to `url`'s origin. */
+  fresh(url: URL): LeanConn {
+    return new LeanConn(this, url)
+  }
+
+  release(conn: LeanConn): void {
+    if (this.closed || conn.socket.destroyed) {
+      conn.destroy()
+      return
+    }
+    const list = this.idle.get(conn.origin) ?? []
+    list.push(conn)
+    this.idle.set(conn.origin, list)
+    conn.idleSince()
+  }
+
+  forget(conn: LeanConn): void {
+    const list = this.idle.get(conn.origin)
+    const i = list?.indexOf(conn) ?? -1
+    if (list !== undefined && i >= 0) list.splice(i, 1)
+  }
+
+  close(): void {
+    this.closed = true
+    for (const list of this.idle.values()) for (const c of list) c.destroy()
+    this.idle.clear()
+  }
+}
+
+/** One socket; the exchange running on it receives its reads. */
+export class LeanConn {
+  readonly socket: Net.Socket
+  readonly origin: string
+  exchange: LeanReader | null = null
+  private readonly scratch = Buffer.allocUnsafe(4096)
+  private idleTimer: NodeJS.Timeout | null = null
+  private readonly pool: LeanPool
+
+  constructor(pool: LeanPool, url: URL) {
+    this.pool = pool
+    this.origin = url.origin
+    this.socket = Net.connect({
+      host: url.hostname.replace(/^\[|\]$/g, ""),
+      port: Number(url.port || 80),
+      noDelay: true,
+      // Node asks for the next target after each read (and once at connect): a read can
+      // land in `scratch` when no exchange was running then; the exchange copies it over.
+      onread: {
+        buffer: () => this.exchange?.readTarget() ?? this.scratch,
+        callback: (n: number, landed: Buffer) =>
+          this.exchange === null ? this.unexpected() : this.exchange.onRead(n, landed)
+      }
+    })
+    this.socket.on("error", (e) => this.exchange?.onSocketEnd(e))
+    this.socket.on("end", () => this.exchange?.onSocketEnd(null))
+    this.socket.on("close", () => {
+      this.pool.forget(this)
+      this.exchange?.onSocketEnd(null)
+    })
+  }
+
+  idleSince(): void {
+    this.idleTimer = setTimeout(() => {
+      this.pool.forget(this)
+      this.destroy()
+    }, IDLE_SOCKET_MS)
+    this.idleTimer.unref()
+  }
+
+  busy(exchange: LeanReader): void {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer)
+    this.idleTimer = null
+    this.exchange = exchange
+  }
+
+  destroy(): void {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer)
+    this.exchange = null
+    this.socket.destroy()
+  }
+
+  /** Bytes on an idle socket: the server broke the protocol; the socket is dropped. */
+  private unexpected(): false {
+    this.pool.forget(this)
+    this.destroy()
+    return false
+  }
+}
