@@ -13,6 +13,7 @@ import * as Path from "node:path"
 import { Effect, Layer, Redacted } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
+import { FileId } from "../../src/domain/FileId.ts"
 import { transferLinksLayer } from "../../src/engine/engineLayer.ts"
 import { Database } from "../../src/store/Database.ts"
 import { transferJournalLayer } from "../../src/store/transferJournal.ts"
@@ -63,7 +64,7 @@ const links =
           const all = new Map<string, DownloadLink>()
           yield* Effect.forEach(
             job.files,
-            (f) => Effect.map(service.getLink(f.id), (link) => void all.set(f.id, link)),
+            (f) => Effect.map(service.getLink(FileId.make(f.id)), (link) => void all.set(f.id, link)),
             { concurrency: 8, discard: true }
           )
           const cpu = process.cpuUsage(cpu0)
@@ -118,7 +119,7 @@ const program = Effect.gen(function* () {
     job.files,
     (f) =>
       queue.submit({
-        fileId: f.id,
+        fileId: FileId.make(f.id),
         size: f.size,
         remoteMtime: new Date("2024-01-01T00:00:00Z"),
         root: job.root,

@@ -28,7 +28,6 @@ import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
 import { Store } from "../store/Store.ts"
 import type { SchemaTooNew, StoreOpenError } from "../store/StoreError.ts"
 import { transferJournalLayer } from "../store/transferJournal.ts"
-import { asFileId } from "../sync/feed.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import { Bandwidth } from "../transfer/Bandwidth.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
@@ -62,7 +61,7 @@ export const transferLinksLayer: Layer.Layer<TransferLinks, never, ApiClient> = 
     const client = yield* ApiClient
     return TransferLinks.of({
       getLink: (fileId) =>
-        client.files.downloadLink(asFileId(fileId)).pipe(
+        client.files.downloadLink(fileId).pipe(
           Effect.map((link) => ({
             url: link.url,
             // No expiry given: usable until a CDN refusal asks for a fresh one.

@@ -36,6 +36,7 @@ import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Fiber, Layer, Option, Random, type Scope } from "effect"
 import { Agent } from "undici"
+import type { FileId } from "../domain/FileId.ts"
 import { backoffDelay } from "../pacing/backoff.ts"
 import { Bandwidth } from "./Bandwidth.ts"
 import { makeDirSyncer } from "./dirSyncer.ts"
@@ -64,7 +65,7 @@ import type { TransferOptions } from "./TransferOptions.ts"
 import { encodeMark, markCovers, markPathFor, openMarkWriter, readMark } from "./writtenMark.ts"
 
 export interface TransferRequest {
-  readonly fileId: string
+  readonly fileId: FileId
   /** `size_bytes` of the remote record: the only size a finished file may have. */
   readonly size: number
   /** Set as the final file's mtime. */
@@ -743,7 +744,7 @@ const resetToZero = (state: FileState, noRanges: boolean): void => {
 
 const linkFor = Effect.fnUntraced(function* (
   deps: Deps,
-  fileId: string
+  fileId: FileId
 ): Effect.fn.Return<DownloadLink, TransferFault> {
   const now = Date.now()
   const cached = deps.linkCache.get(fileId)

@@ -7,6 +7,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { FileId } from "../../../src/domain/FileId.ts"
 import { Bandwidth } from "../../../src/transfer/Bandwidth.ts"
 import {
   makeProgressTracker,
@@ -115,7 +116,7 @@ export const makeHarness = (options: {
     layer,
     queueLayer,
     request: (fileId, size, name = `media/${fileId}.bin`) => ({
-      fileId,
+      fileId: FileId.make(fileId),
       size,
       remoteMtime: new Date("2024-03-04T05:06:07.000Z"),
       root,
