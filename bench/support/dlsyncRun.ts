@@ -16,11 +16,11 @@ import { Credentials } from "../../src/api/Credentials.ts"
 import { FileId } from "../../src/domain/FileId.ts"
 import { transferLinksLayer } from "../../src/engine/engineLayer.ts"
 import { Database } from "../../src/store/Database.ts"
-import { transferJournalLayer } from "../../src/store/transferJournal.ts"
 import { Bandwidth } from "../../src/transfer/Bandwidth.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import { TransferEngine } from "../../src/transfer/TransferEngine.ts"
 import { nodeTransferFs, TransferFs } from "../../src/transfer/TransferFs.ts"
+import { TransferJournal } from "../../src/transfer/TransferJournal.ts"
 import { type DownloadLink, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { transferOptions } from "../../src/transfer/TransferOptions.ts"
 import { TransferQueue } from "../../src/transfer/TransferQueue.ts"
@@ -88,7 +88,7 @@ const options = transferOptions({ min_free_space: 0, ...job.options })
 const layer = TransferQueue.layer(options).pipe(
   Layer.provideMerge(TransferEngine.layer(options)),
   Layer.provide([
-    transferJournalLayer.pipe(Layer.provide(Layer.orDie(Database.layer(job.stateDir)))),
+    TransferJournal.layerDatabase.pipe(Layer.provide(Layer.orDie(Database.layer(job.stateDir)))),
     job.noFsync === true
       ? Layer.succeed(
           TransferFs,

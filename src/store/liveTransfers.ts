@@ -65,19 +65,7 @@ export const makeLiveTransfers = (db: BetterSqlite3.Database): LiveTransfersStor
         })
       }),
     clear: Effect.sync(() => void q.clear.run()),
-    read: Effect.sync(() =>
-      Option.map(Option.fromNullishOr(q.get.get()), (raw): LiveTransfers => {
-        const row = decodeRow(raw)
-        return {
-          pid: row.pid,
-          updatedAt: row.updated_at,
-          completed: row.completed,
-          parked: row.parked,
-          bytesPerSecond: row.bytes_per_second,
-          files: row.files
-        }
-      })
-    )
+    read: Effect.sync(() => Option.map(Option.fromNullishOr(q.get.get()), (raw) => decodeRow(raw)))
   }
 }
 
@@ -94,13 +82,14 @@ const FileEntry = Schema.Struct({
   rateLimitedUntil: Schema.optionalKey(Schema.String)
 })
 
+/** The single `live_transfers` row; `files` is a JSON array. */
 const decodeRow = Schema.decodeUnknownSync(
   Schema.Struct({
     pid: Schema.Int,
-    updated_at: Schema.String,
+    updatedAt: Schema.String,
     completed: Count,
     parked: Count,
-    bytes_per_second: Count,
+    bytesPerSecond: Count,
     files: Schema.fromJsonString(Schema.Array(FileEntry))
-  })
+  }).pipe(Schema.encodeKeys({ updatedAt: "updated_at", bytesPerSecond: "bytes_per_second" }))
 )

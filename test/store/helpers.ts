@@ -5,8 +5,7 @@ import { Effect, Layer } from "effect"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
 import type { SchemaTooNew, StoreOpenError } from "../../src/store/StoreError.ts"
-import { transferJournalLayer } from "../../src/store/transferJournal.ts"
-import type { TransferJournal } from "../../src/transfer/TransferJournal.ts"
+import { TransferJournal } from "../../src/transfer/TransferJournal.ts"
 
 export const tempDir = (prefix = "dlsync-store-"): string => Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
 
@@ -14,7 +13,7 @@ export const tempDir = (prefix = "dlsync-store-"): string => Fs.mkdtempSync(Path
 export const storeLayer = (
   dir: string
 ): Layer.Layer<Store | TransferJournal | Database, StoreOpenError | SchemaTooNew> =>
-  Layer.mergeAll(Store.layer, transferJournalLayer).pipe(Layer.provideMerge(Database.layer(dir)))
+  Layer.mergeAll(Store.layer, TransferJournal.layerDatabase).pipe(Layer.provideMerge(Database.layer(dir)))
 
 /** Runs `effect` against the store in `dir`, opening and closing the database around it. */
 export const withStore = <A, E>(dir: string, effect: Effect.Effect<A, E, Store | TransferJournal | Database>) =>
