@@ -14,7 +14,7 @@ import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Option, Schema, SchemaTransformation } from "effect"
 import type { FileId } from "../domain/FileId.ts"
 import { type RemoteChange, RemoteItem } from "../domain/RemoteItem.ts"
-import { decodeCount, nowIso } from "./columns.ts"
+import { decodeCount, nowIso, rowTo } from "./columns.ts"
 import type { EventTables } from "./eventTables.ts"
 
 export const FeedParams = Schema.Struct({
@@ -264,16 +264,48 @@ class Watermark {
 // ---------------------------------------------------------------------------------------
 
 /** A `remote_items` row: the item's fields under their column names, `locked` as 0/1. */
-const RemoteItemRow = RemoteItem.pipe(
-  Schema.fieldsAssign({ locked: Schema.BooleanFromBit }),
-  Schema.encodeKeys({
-    parentId: "parent_id",
-    size: "size_bytes",
-    mimeType: "mime_type",
-    updatedAt: "updated_at",
-    createdAt: "created_at",
-    expiresAt: "expires_at"
-  })
+const RemoteItemRow = rowTo<RemoteItem>()(
+  Schema.Struct({
+    id: RemoteItem.fields.id,
+    parent_id: RemoteItem.fields.parentId,
+    name: RemoteItem.fields.name,
+    type: RemoteItem.fields.type,
+    kind: RemoteItem.fields.kind,
+    size_bytes: RemoteItem.fields.size,
+    mime_type: RemoteItem.fields.mimeType,
+    locked: Schema.BooleanFromBit,
+    updated_at: RemoteItem.fields.updatedAt,
+    created_at: RemoteItem.fields.createdAt,
+    expires_at: RemoteItem.fields.expiresAt
+  }),
+  {
+    decode: (row) => ({
+      id: row.id,
+      parentId: row.parent_id,
+      name: row.name,
+      type: row.type,
+      kind: row.kind,
+      size: row.size_bytes,
+      mimeType: row.mime_type,
+      locked: row.locked,
+      updatedAt: row.updated_at,
+      createdAt: row.created_at,
+      expiresAt: row.expires_at
+    }),
+    encode: (item) => ({
+      id: item.id,
+      parent_id: item.parentId,
+      name: item.name,
+      type: item.type,
+      kind: item.kind,
+      size_bytes: item.size,
+      mime_type: item.mimeType,
+      locked: item.locked,
+      updated_at: item.updatedAt,
+      created_at: item.createdAt,
+      expires_at: item.expiresAt
+    })
+  }
 )
 
 /** The single `feed_state` row; `listingComplete` is derived, not stored. */

@@ -12,9 +12,9 @@
 import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Option, Schema, SchemaTransformation } from "effect"
 import { FileId } from "../domain/FileId.ts"
-import { LocalEntry, LocalEntryState, LocallyDeleted } from "../domain/LocalEntry.ts"
+import { type LocalEntry, LocalEntryState, LocallyDeleted } from "../domain/LocalEntry.ts"
 import { ItemType } from "../domain/RemoteItem.ts"
-import { decodeCount, nowIso } from "./columns.ts"
+import { decodeCount, nowIso, rowTo } from "./columns.ts"
 
 /** A local operation the executor started; `ino` identifies what it moves or removes. */
 export const PendingOp = Schema.Struct({
@@ -147,61 +147,58 @@ const Decimal = Schema.String.pipe(
 
 /**
  * A `local_entries` row: flat columns, `written` null unless all three of its columns are set.
- * Ids are plain text here; LocalEntry brands them.
  */
-const LocalEntryRow = Schema.Struct({
-  path: Schema.String,
-  remote_id: Schema.String,
-  type: ItemType,
-  size_bytes: Schema.NullOr(Schema.Int),
-  mtime_ns: Schema.NullOr(Decimal),
-  inode: Schema.NullOr(Decimal),
-  remote_size: Schema.Int,
-  remote_updated_at: Schema.String,
-  remote_name: Schema.String,
-  remote_parent_id: Schema.NullOr(Schema.String),
-  state: LocalEntryState,
-  attempts: Schema.Int,
-  last_error: Schema.NullOr(Schema.String)
-}).pipe(
-  Schema.decodeTo(
-    LocalEntry,
-    SchemaTransformation.transform({
-      decode: (row): typeof LocalEntry.Encoded => ({
-        path: row.path,
-        remoteId: row.remote_id,
-        type: row.type,
-        written:
-          row.size_bytes === null || row.mtime_ns === null || row.inode === null
-            ? null
-            : { size: row.size_bytes, mtimeNs: row.mtime_ns, ino: row.inode },
-        remote: {
-          size: row.remote_size,
-          updatedAt: row.remote_updated_at,
-          name: row.remote_name,
-          parentId: row.remote_parent_id
-        },
-        state: row.state,
-        attempts: row.attempts,
-        lastError: row.last_error
-      }),
-      encode: (entry) => ({
-        path: entry.path,
-        remote_id: entry.remoteId,
-        type: entry.type,
-        size_bytes: entry.written?.size ?? null,
-        mtime_ns: entry.written?.mtimeNs ?? null,
-        inode: entry.written?.ino ?? null,
-        remote_size: entry.remote.size,
-        remote_updated_at: entry.remote.updatedAt,
-        remote_name: entry.remote.name,
-        remote_parent_id: entry.remote.parentId,
-        state: entry.state,
-        attempts: entry.attempts,
-        last_error: entry.lastError
-      })
+const LocalEntryRow = rowTo<LocalEntry>()(
+  Schema.Struct({
+    path: Schema.String,
+    remote_id: FileId,
+    type: ItemType,
+    size_bytes: Schema.NullOr(Schema.Int),
+    mtime_ns: Schema.NullOr(Decimal),
+    inode: Schema.NullOr(Decimal),
+    remote_size: Schema.Int,
+    remote_updated_at: Schema.String,
+    remote_name: Schema.String,
+    remote_parent_id: Schema.NullOr(FileId),
+    state: LocalEntryState,
+    attempts: Schema.Int,
+    last_error: Schema.NullOr(Schema.String)
+  }),
+  {
+    decode: (row) => ({
+      path: row.path,
+      remoteId: row.remote_id,
+      type: row.type,
+      written:
+        row.size_bytes === null || row.mtime_ns === null || row.inode === null
+          ? null
+          : { size: row.size_bytes, mtimeNs: row.mtime_ns, ino: row.inode },
+      remote: {
+        size: row.remote_size,
+        updatedAt: row.remote_updated_at,
+        name: row.remote_name,
+        parentId: row.remote_parent_id
+      },
+      state: row.state,
+      attempts: row.attempts,
+      lastError: row.last_error
+    }),
+    encode: (entry) => ({
+      path: entry.path,
+      remote_id: entry.remoteId,
+      type: entry.type,
+      size_bytes: entry.written?.size ?? null,
+      mtime_ns: entry.written?.mtimeNs ?? null,
+      inode: entry.written?.ino ?? null,
+      remote_size: entry.remote.size,
+      remote_updated_at: entry.remote.updatedAt,
+      remote_name: entry.remote.name,
+      remote_parent_id: entry.remote.parentId,
+      state: entry.state,
+      attempts: entry.attempts,
+      last_error: entry.lastError
     })
-  )
+  }
 )
 
 const LocallyDeletedRow = LocallyDeleted.pipe(Schema.encodeKeys({ remoteId: "remote_id" }))
