@@ -335,6 +335,35 @@ describe("Store.local", () => {
     )
   )
 
+  it.effect("reads back every field it wrote: items, entries never written, pending ops, events", () =>
+    withStore(
+      tempDir(),
+      Effect.gen(function* () {
+        const store = yield* Store
+        yield* store.feed.begin(CHANGES, "test")
+        const item = file("f", "movie.mkv", "d", { locked: true, expiresAt: "2026-03-01T00:00:00Z", size: 7 })
+        yield* store.feed.applyPage({ changes: [upsert(item)], nextCursor: "c1", hasMore: false })
+        assert.deepStrictEqual(yield* store.remote.get(fid("f")), Option.some(item))
+        const pending = { ...entryOf(item, "A/movie.mkv"), written: null, state: "failed" as const, attempts: 2 }
+        yield* store.local.put({ ...pending, lastError: "HTTP 503" })
+        assert.deepStrictEqual(yield* store.local.all, [{ ...pending, lastError: "HTTP 503" }])
+        const op = {
+          op: "conflict_copy" as const,
+          remoteId: fid("f"),
+          from: "A/movie.mkv",
+          to: "A/movie (1).mkv",
+          ino: 9n
+        }
+        yield* store.pendingOp.begin(op)
+        assert.deepStrictEqual(yield* store.pendingOp.get, Option.some(op))
+        const event = { level: "error" as const, kind: "k", message: "m", path: "A", remoteId: "f" }
+        yield* store.events.append(event)
+        const [recorded] = yield* store.events.recent(1)
+        assert.deepStrictEqual({ ...recorded, seq: 0, at: "" }, { ...event, seq: 0, at: "" })
+      })
+    )
+  )
+
   it.effect("moves a folder entry with everything below it, and nothing beside it", () =>
     withStore(
       tempDir(),
