@@ -13,13 +13,14 @@ import * as Path from "node:path"
 import { Effect, Layer, Redacted } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
+import { FileId } from "../../src/domain/FileId.ts"
 import { transferLinksLayer } from "../../src/engine/engineLayer.ts"
 import { Database } from "../../src/store/Database.ts"
-import { transferJournalLayer } from "../../src/store/transferJournal.ts"
 import { Bandwidth } from "../../src/transfer/Bandwidth.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import { TransferEngine } from "../../src/transfer/TransferEngine.ts"
 import { nodeTransferFs, TransferFs } from "../../src/transfer/TransferFs.ts"
+import { TransferJournal } from "../../src/transfer/TransferJournal.ts"
 import { type DownloadLink, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { transferOptions } from "../../src/transfer/TransferOptions.ts"
 import { TransferQueue } from "../../src/transfer/TransferQueue.ts"
@@ -63,7 +64,7 @@ const links =
           const all = new Map<string, DownloadLink>()
           yield* Effect.forEach(
             job.files,
-            (f) => Effect.map(service.getLink(f.id), (link) => void all.set(f.id, link)),
+            (f) => Effect.map(service.getLink(FileId.make(f.id)), (link) => void all.set(f.id, link)),
             { concurrency: 8, discard: true }
           )
           const cpu = process.cpuUsage(cpu0)
@@ -87,7 +88,7 @@ const options = transferOptions({ min_free_space: 0, ...job.options })
 const layer = TransferQueue.layer(options).pipe(
   Layer.provideMerge(TransferEngine.layer(options)),
   Layer.provide([
-    transferJournalLayer.pipe(Layer.provide(Layer.orDie(Database.layer(job.stateDir)))),
+    TransferJournal.layerDatabase.pipe(Layer.provide(Layer.orDie(Database.layer(job.stateDir)))),
     job.noFsync === true
       ? Layer.succeed(
           TransferFs,
@@ -118,7 +119,7 @@ const program = Effect.gen(function* () {
     job.files,
     (f) =>
       queue.submit({
-        fileId: f.id,
+        fileId: FileId.make(f.id),
         size: f.size,
         remoteMtime: new Date("2024-01-01T00:00:00Z"),
         root: job.root,

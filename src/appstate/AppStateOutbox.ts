@@ -11,7 +11,7 @@
  *   replaced it while it was being written stays queued.
  */
 import { Context, Effect, Layer } from "effect"
-import type { FileId } from "../api/schemas/common.ts"
+import type { FileId } from "../domain/FileId.ts"
 import type { ProgressEntry } from "./ProgressEntry.ts"
 
 export interface OutboxItem {

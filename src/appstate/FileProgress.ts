@@ -18,7 +18,7 @@
  *   Reports are serialized, so this order is the order the writer sees.
  */
 import { Clock, Context, Effect, Layer, Semaphore } from "effect"
-import { asFileId } from "../sync/feed.ts"
+import type { FileId } from "../domain/FileId.ts"
 import { AppStateWriter } from "./AppStateWriter.ts"
 import { type ProgressState, progressEntry } from "./ProgressEntry.ts"
 
@@ -40,7 +40,7 @@ export class FileProgress extends Context.Service<
   FileProgress,
   {
     /** Records what happened to a remote file; returns at once (see invariants). */
-    report(fileId: string, report: FileReport): Effect.Effect<void>
+    report(fileId: FileId, report: FileReport): Effect.Effect<void>
   }
 >()("dlsync/appstate/FileProgress") {
   static readonly layer: Layer.Layer<FileProgress, never, AppStateWriter> = Layer.effect(
@@ -52,7 +52,7 @@ export class FileProgress extends Context.Service<
       const serial = yield* Semaphore.make(1)
       let warned = false
 
-      const report = Effect.fnUntraced(function* (fileId: string, r: FileReport) {
+      const report = Effect.fnUntraced(function* (fileId: FileId, r: FileReport) {
         const key = JSON.stringify([r.state, r.bytes, r.size, r.path, r.error ?? null])
         const previous = last.get(fileId)
         if (previous?.key === key) return
@@ -61,7 +61,7 @@ export class FileProgress extends Context.Service<
         last.set(fileId, { state: r.state, key })
         if (last.size > REMEMBERED_FILES) last.delete(last.keys().next().value!)
         const now = yield* Clock.currentTimeMillis
-        yield* writer.report(asFileId(fileId), progressEntry({ ...r, updatedAtMs: now }))
+        yield* writer.report(fileId, progressEntry({ ...r, updatedAtMs: now }))
       })
 
       return FileProgress.of({

@@ -26,10 +26,10 @@ import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { ApiError, RateLimited } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
+import { looksLanded, type WrittenStat } from "../domain/LocalEntry.ts"
 import { Store } from "../store/Store.ts"
 import { DownloadQueue, type DownloadRequest } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
-import { looksLanded, type WrittenStat } from "../sync/model.ts"
 import type { NotEnoughSpace } from "../transfer/NotEnoughSpace.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { rateLimitedUntilText } from "../transfer/progressView.ts"
@@ -116,7 +116,7 @@ export class TransferDownloads extends Context.Service<
             for (const file of tracker.snapshot(yield* Clock.currentTimeMillis).files) {
               const request = requests.get(file.fileId)
               if (request === undefined) continue
-              yield* progress.report(file.fileId, {
+              yield* progress.report(request.action.item.id, {
                 state: "downloading",
                 bytes: file.done,
                 size: file.size,

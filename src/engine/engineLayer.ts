@@ -27,13 +27,12 @@ import { Database, type OpenFailure } from "../store/Database.ts"
 import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
 import { Store } from "../store/Store.ts"
 import type { StateDiskFull } from "../store/StoreError.ts"
-import { transferJournalLayer } from "../store/transferJournal.ts"
-import { asFileId } from "../sync/feed.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import { Bandwidth } from "../transfer/Bandwidth.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { TransferEngine } from "../transfer/TransferEngine.ts"
 import { TransferFs } from "../transfer/TransferFs.ts"
+import { TransferJournal } from "../transfer/TransferJournal.ts"
 import { LinkError, TransferLinks } from "../transfer/TransferLinks.ts"
 import { transferOptions } from "../transfer/TransferOptions.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
@@ -62,7 +61,7 @@ export const transferLinksLayer: Layer.Layer<TransferLinks, never, ApiClient> = 
     const client = yield* ApiClient
     return TransferLinks.of({
       getLink: (fileId) =>
-        client.files.downloadLink(asFileId(fileId)).pipe(
+        client.files.downloadLink(fileId).pipe(
           Effect.map((link) => ({
             url: link.url,
             // No expiry given: usable until a CDN refusal asks for a fresh one.
@@ -137,7 +136,7 @@ export const runLayer = (
   const transfers = TransferQueue.layer(options).pipe(
     Layer.provide(transferEngine),
     Layer.provide(links),
-    Layer.provide(transferJournalLayer),
+    Layer.provide(TransferJournal.layerDatabase),
     Layer.provide(Bandwidth.layer(options)),
     Layer.provideMerge(TransferFs.layer),
     Layer.provideMerge(ProgressTracker.layer)

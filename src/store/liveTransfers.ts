@@ -69,20 +69,7 @@ export const makeLiveTransfers = (db: BetterSqlite3.Database): LiveTransfersStor
         })
       }),
     clear: Effect.sync(() => void q.clear.run()),
-    read: Effect.sync(() =>
-      Option.map(Option.fromNullishOr(q.get.get()), (raw): LiveTransfers => {
-        const row = decodeRow(raw)
-        return {
-          pid: row.pid,
-          updatedAt: row.updated_at,
-          completed: row.completed,
-          parked: row.parked,
-          bytesPerSecond: row.bytes_per_second,
-          files: row.files,
-          waitingForSpace: row.waiting_for_space
-        }
-      })
-    )
+    read: Effect.sync(() => Option.map(Option.fromNullishOr(q.get.get()), (raw) => decodeRow(raw)))
   }
 }
 
@@ -99,14 +86,21 @@ const FileEntry = Schema.Struct({
   rateLimitedUntil: Schema.optionalKey(Schema.String)
 })
 
+/** The single `live_transfers` row; `files` is a JSON array. */
 const decodeRow = Schema.decodeUnknownSync(
   Schema.Struct({
     pid: Schema.Int,
-    updated_at: Schema.String,
+    updatedAt: Schema.String,
     completed: Count,
     parked: Count,
-    bytes_per_second: Count,
+    bytesPerSecond: Count,
     files: Schema.fromJsonString(Schema.Array(FileEntry)),
-    waiting_for_space: Count
-  })
+    waitingForSpace: Count
+  }).pipe(
+    Schema.encodeKeys({
+      updatedAt: "updated_at",
+      bytesPerSecond: "bytes_per_second",
+      waitingForSpace: "waiting_for_space"
+    })
+  )
 )

@@ -1,71 +1,55 @@
 /**
- * The transfer journal over SQLite (tables `transfers` and `transfer_segments`, see
- * migrations.ts): `save` writes a record and all its segments in one transaction, so a crash
- * leaves either the previous record or the new one.
+ * The transfer journal's tables (`transfers` and `transfer_segments`, see migrations.ts):
+ * `save` writes a record and all its segments in one transaction, so a crash leaves either
+ * the previous record or the new one. transfer/TransferJournal.ts serves it as its port.
  *
  * A record that breaks the journal's invariants (segments overlapping, outside [0, size),
  * durable beyond the segment) is a programming error in the caller: it dies with a message
  * naming the problem instead of being stored.
  */
-import { DateTime, Effect, Layer, Option, Schema } from "effect"
-import { TransferJournal, type TransferRecord } from "../transfer/TransferJournal.ts"
-import { Database } from "./Database.ts"
+import type BetterSqlite3 from "better-sqlite3"
+import { DateTime, Effect, Option, Schema, Struct } from "effect"
+import { TransferRecord, TransferSegment } from "../domain/TransferRecord.ts"
 
-export const transferJournalLayer: Layer.Layer<TransferJournal, never, Database> = Layer.effect(
-  TransferJournal,
-  Effect.gen(function* () {
-    const { db } = yield* Database
-    const q = {
-      get: db.prepare("SELECT * FROM transfers WHERE file_id = ?"),
-      segments: db.prepare('SELECT start, "end", durable FROM transfer_segments WHERE file_id = ? ORDER BY start'),
-      put: db.prepare(
-        `INSERT OR REPLACE INTO transfers (file_id, size_bytes, etag, last_modified, partial_path, attempts, last_error, updated_at)
-         VALUES (@file_id, @size_bytes, @etag, @last_modified, @partial_path, @attempts, @last_error, @updated_at)`
-      ),
-      clearSegments: db.prepare("DELETE FROM transfer_segments WHERE file_id = ?"),
-      putSegment: db.prepare('INSERT INTO transfer_segments (file_id, start, "end", durable) VALUES (?, ?, ?, ?)'),
-      remove: db.prepare("DELETE FROM transfers WHERE file_id = ?")
-    }
-    const save = db.transaction((record: TransferRecord, now: string) => {
-      q.put.run({
-        file_id: record.fileId,
-        size_bytes: record.size,
-        etag: record.etag,
-        last_modified: record.lastModified,
-        partial_path: record.partialPath,
-        attempts: record.attempts,
-        last_error: record.lastError,
-        updated_at: now
-      })
-      q.clearSegments.run(record.fileId)
-      for (const s of record.segments) q.putSegment.run(record.fileId, s.start, s.end, s.durable)
-    })
-    return TransferJournal.of({
-      load: (fileId) =>
-        Effect.sync(() => {
-          const raw = q.get.get(fileId)
-          if (raw === undefined) return Option.none()
-          const row = decodeTransfer(raw)
-          return Option.some({
-            fileId: row.file_id,
-            size: row.size_bytes,
-            etag: row.etag,
-            lastModified: row.last_modified,
-            partialPath: row.partial_path,
-            segments: q.segments.all(fileId).map((s) => decodeSegment(s)),
-            attempts: row.attempts,
-            lastError: row.last_error
-          })
-        }),
-      save: (record) => {
-        const problem = recordProblem(record)
-        if (problem !== null) return Effect.die(new Error(`transfer journal: refusing ${record.fileId}: ${problem}`))
-        return Effect.flatMap(DateTime.now, (now) => Effect.sync(() => save(record, DateTime.formatIso(now))))
-      },
-      remove: (fileId) => Effect.sync(() => void q.remove.run(fileId))
-    })
+export interface TransferJournalTable {
+  readonly load: (fileId: string) => Effect.Effect<Option.Option<TransferRecord>>
+  readonly save: (record: TransferRecord) => Effect.Effect<void>
+  readonly remove: (fileId: string) => Effect.Effect<void>
+}
+
+export const makeTransferJournalTable = (db: BetterSqlite3.Database): TransferJournalTable => {
+  const q = {
+    get: db.prepare("SELECT * FROM transfers WHERE file_id = ?"),
+    segments: db.prepare('SELECT start, "end", durable FROM transfer_segments WHERE file_id = ? ORDER BY start'),
+    put: db.prepare(
+      `INSERT OR REPLACE INTO transfers (file_id, size_bytes, etag, last_modified, partial_path, attempts, last_error, updated_at)
+       VALUES (@file_id, @size_bytes, @etag, @last_modified, @partial_path, @attempts, @last_error, @updated_at)`
+    ),
+    clearSegments: db.prepare("DELETE FROM transfer_segments WHERE file_id = ?"),
+    putSegment: db.prepare('INSERT INTO transfer_segments (file_id, start, "end", durable) VALUES (?, ?, ?, ?)'),
+    remove: db.prepare("DELETE FROM transfers WHERE file_id = ?")
+  }
+  const save = db.transaction((record: TransferRecord, now: string) => {
+    q.put.run({ ...encodeTransfer(record), updated_at: now })
+    q.clearSegments.run(record.fileId)
+    for (const s of record.segments) q.putSegment.run(record.fileId, s.start, s.end, s.durable)
   })
-)
+  return {
+    load: (fileId) =>
+      Effect.sync(() => {
+        const raw = q.get.get(fileId)
+        if (raw === undefined) return Option.none()
+        const segments = q.segments.all(fileId).map((s) => decodeSegment(s))
+        return Option.some({ ...decodeTransfer(raw), segments })
+      }),
+    save: (record) => {
+      const problem = recordProblem(record)
+      if (problem !== null) return Effect.die(new Error(`transfer journal: refusing ${record.fileId}: ${problem}`))
+      return Effect.flatMap(DateTime.now, (now) => Effect.sync(() => save(record, DateTime.formatIso(now))))
+    },
+    remove: (fileId) => Effect.sync(() => void q.remove.run(fileId))
+  }
+}
 
 /** What is wrong with a record, or null when it keeps the journal's invariants. */
 export const recordProblem = (record: TransferRecord): string | null => {
@@ -87,18 +71,17 @@ export const recordProblem = (record: TransferRecord): string | null => {
 
 // ---------------------------------------------------------------------------------------
 
-const decodeTransfer = Schema.decodeUnknownSync(
-  Schema.Struct({
-    file_id: Schema.String,
-    size_bytes: Schema.Int,
-    etag: Schema.NullOr(Schema.String),
-    last_modified: Schema.NullOr(Schema.String),
-    partial_path: Schema.String,
-    attempts: Schema.Int,
-    last_error: Schema.NullOr(Schema.String)
+/** A `transfers` row: the record without its segments, which have their own table. */
+const TransferRow = TransferRecord.mapFields(Struct.omit(["segments"])).pipe(
+  Schema.encodeKeys({
+    fileId: "file_id",
+    size: "size_bytes",
+    lastModified: "last_modified",
+    partialPath: "partial_path",
+    lastError: "last_error"
   })
 )
 
-const decodeSegment = Schema.decodeUnknownSync(
-  Schema.Struct({ start: Schema.Int, end: Schema.Int, durable: Schema.Int })
-)
+const decodeTransfer = Schema.decodeUnknownSync(TransferRow)
+const encodeTransfer = Schema.encodeSync(TransferRow)
+const decodeSegment = Schema.decodeUnknownSync(TransferSegment)

@@ -20,16 +20,17 @@
  *   queue reports the landed file.
  */
 import { Context, Effect, Option } from "effect"
-import { type PendingOp, Store } from "../store/Store.ts"
-import { type LocalOpError, LocalOps, type RootUnavailable } from "./localOps.ts"
+import type { FileId } from "../domain/FileId.ts"
 import {
   type LocalEntry,
   type LocalStat,
   movedVersion,
-  type RemoteItem,
   remoteVersionOf,
   type WrittenStat
-} from "./model.ts"
+} from "../domain/LocalEntry.ts"
+import type { RemoteItem } from "../domain/RemoteItem.ts"
+import { type PendingOp, Store } from "../store/Store.ts"
+import { type LocalOpError, LocalOps, type RootUnavailable } from "./localOps.ts"
 import { type Action, type ActionTag, MOVING_DIR } from "./planner.ts"
 
 export type DownloadAction = Extract<Action, { readonly _tag: "Download" }>
@@ -259,7 +260,7 @@ const guarded = <A>(pending: PendingOp, op: Effect.Effect<A, LocalOpError>): Eff
 
 const pendingOf = (
   op: PendingOp["op"],
-  remoteId: string,
+  remoteId: FileId,
   from: string,
   to: string | null,
   expected: LocalStat

@@ -23,11 +23,11 @@ import type { ApiClient } from "../api/ApiClient.ts"
 import { type ApiError, isAuthProblem, mustRestartFeed } from "../api/ApiError.ts"
 import type { ChangesQuery } from "../api/changes.ts"
 import type { Page } from "../api/paginate.ts"
-import { Cursor, FileId } from "../api/schemas/common.ts"
+import { Cursor } from "../api/schemas/common.ts"
 import type { ChangeItem, FileRecord } from "../api/schemas/files.ts"
 import { isLoginRequired } from "../auth/AuthError.ts"
+import { type RemoteChange, type RemoteItem, remove, upsert } from "../domain/RemoteItem.ts"
 import type { FeedParams, FeedState, PageOutcome, Store } from "../store/Store.ts"
-import { type RemoteChange, type RemoteItem, remove, upsert } from "./model.ts"
 
 /** The page size of every feed and listing request (the service's maximum). */
 export const PAGE_LIMIT = 100
@@ -212,8 +212,3 @@ export const asCursor = (raw: string): Cursor => decodeCursor(raw)
 // ---------------------------------------------------------------------------------------
 
 const decodeCursor = Schema.decodeUnknownSync(Cursor)
-
-/** A stored remote id, sent back unchanged. */
-export const asFileId = (raw: string): FileId => decodeFileId(raw)
-
-const decodeFileId = Schema.decodeUnknownSync(FileId)

@@ -15,9 +15,9 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Context, Effect, Layer, Schema } from "effect"
+import type { LocalStat } from "../domain/LocalEntry.ts"
 import { describeError, errnoCode } from "../fs/errno.ts"
 import { fsyncDirSync } from "../fs/fsyncDir.ts"
-import type { LocalStat } from "./model.ts"
 import { withInfix } from "./names.ts"
 import { DLSYNC_DIR } from "./tree.ts"
 

@@ -31,17 +31,17 @@
  * when its turn comes. Files dlsync wrote whose item is now filtered out stay where they are
  * (and may keep a name an in-scope item wants: that item is skipped as `occupied`).
  */
+import type { FileId } from "../domain/FileId.ts"
 import {
   hasNewContent,
-  type ItemType,
   isIntact,
   type LocalEntry,
   type LocallyDeleted,
   type LocalStat,
   looksLanded,
-  type RemoteItem,
   remoteVersionOf
-} from "./model.ts"
+} from "../domain/LocalEntry.ts"
+import type { ItemType, RemoteItem } from "../domain/RemoteItem.ts"
 import { foldName, idTag, withInfix } from "./names.ts"
 import { DLSYNC_DIR, type FilterReason, mapTree, type TreeConfig } from "./tree.ts"
 
@@ -101,7 +101,7 @@ export type Action =
       readonly _tag: "Rename"
       readonly from: string
       readonly to: string
-      readonly remoteId: string
+      readonly remoteId: FileId
       readonly type: ItemType
       /** The item's new remote fields to record, or null for a move into `.dlsync/moving`. */
       readonly item: RemoteItem | null
@@ -112,14 +112,14 @@ export type Action =
       readonly _tag: "ConflictCopy"
       readonly from: string
       readonly to: string
-      readonly remoteId: string
+      readonly remoteId: FileId
       readonly expected: LocalStat
       readonly reason: string
     }
   | {
       readonly _tag: "Trash" | "Delete"
       readonly path: string
-      readonly remoteId: string
+      readonly remoteId: FileId
       readonly expected: LocalStat
       readonly reason: string
     }
@@ -127,7 +127,7 @@ export type Action =
       /** Removed only if empty; otherwise left in place and forgotten. */
       readonly _tag: "RemoveFolder"
       readonly path: string
-      readonly remoteId: string
+      readonly remoteId: FileId
       readonly expected: LocalStat
       readonly reason: string
     }
@@ -139,12 +139,12 @@ export type Action =
       readonly reason: string
     }
   | { readonly _tag: "Refresh"; readonly path: string; readonly item: RemoteItem; readonly reason: string }
-  | { readonly _tag: "MarkLocallyDeleted"; readonly path: string; readonly remoteId: string; readonly reason: string }
+  | { readonly _tag: "MarkLocallyDeleted"; readonly path: string; readonly remoteId: FileId; readonly reason: string }
   | {
       readonly _tag: "Forget"
       readonly what: "entry" | "marker"
       readonly path: string
-      readonly remoteId: string
+      readonly remoteId: FileId
       readonly reason: string
     }
   | {
@@ -159,7 +159,7 @@ export type Action =
       readonly _tag: "Skip"
       readonly code: SkipCode
       readonly path: string | null
-      readonly remoteId: string
+      readonly remoteId: FileId
       readonly reason: string
     }
 
@@ -600,7 +600,7 @@ class Planner {
   rename(
     from: string,
     to: string,
-    remoteId: string,
+    remoteId: FileId,
     type: ItemType,
     item: RemoteItem | null,
     expected: LocalStat,
@@ -610,7 +610,7 @@ class Planner {
     this.renames.push({ from, to, fromKey: this.key(from), toKey: this.key(to) })
   }
 
-  conflictCopy(path: string, remoteId: string, expected: LocalStat, reason: string): void {
+  conflictCopy(path: string, remoteId: FileId, expected: LocalStat, reason: string): void {
     let n = 1
     let to = conflictPath(path, this.date, n)
     while (this.occupant(to, remoteId)._tag !== "Free") to = conflictPath(path, this.date, ++n)
@@ -618,11 +618,11 @@ class Planner {
     this.structure.push({ _tag: "ConflictCopy", from: path, to, remoteId, expected, reason })
   }
 
-  markDeleted(path: string, remoteId: string, reason: string): void {
+  markDeleted(path: string, remoteId: FileId, reason: string): void {
     this.structure.push({ _tag: "MarkLocallyDeleted", path, remoteId, reason })
   }
 
-  skip(code: SkipCode, path: string | null, remoteId: string, reason: string): void {
+  skip(code: SkipCode, path: string | null, remoteId: FileId, reason: string): void {
     this.skips.push({ _tag: "Skip", code, path, remoteId, reason })
   }
 

@@ -17,7 +17,7 @@
  *   problem. Filters see the full names, so shortening never changes what is in scope.
  */
 import { Glob } from "effect"
-import type { RemoteItem } from "./model.ts"
+import type { RemoteItem } from "../domain/RemoteItem.ts"
 import {
   assignNames,
   foldName,

@@ -36,6 +36,7 @@ import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Fiber, Layer, Random, type Scope } from "effect"
 import { Agent } from "undici"
+import type { FileId } from "../domain/FileId.ts"
 import { backoffDelay } from "../pacing/backoff.ts"
 import { Bandwidth } from "./Bandwidth.ts"
 import { makeDirSyncer } from "./dirSyncer.ts"
@@ -57,7 +58,7 @@ import { type Deps, type FileState, io, type PartialFile } from "./transferState
 import { markPathFor } from "./writtenMark.ts"
 
 export interface TransferRequest {
-  readonly fileId: string
+  readonly fileId: FileId
   /** `size_bytes` of the remote record: the only size a finished file may have. */
   readonly size: number
   /** Set as the final file's mtime. */

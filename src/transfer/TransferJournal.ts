@@ -3,22 +3,15 @@
  *
  * Contract: a record's `segments[i].durable` bytes from `start` were fsynced to
  * `partialPath` before the record was saved; `save` is one transaction (a crash leaves
- * the previous record or the new one, never a mix). The store implements it over SQLite
- * (src/store/transferJournal.ts); `layerMemory` serves unit tests.
+ * the previous record or the new one, never a mix). `layerDatabase` keeps it in the state database
+ * (its SQL in src/store/transferJournal.ts); `layerMemory` serves unit tests.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import type { TransferRecord } from "../domain/TransferRecord.ts"
+import { Database } from "../store/Database.ts"
+import { makeTransferJournalTable } from "../store/transferJournal.ts"
 
-export interface TransferRecord {
-  readonly fileId: string
-  readonly size: number
-  readonly etag: string | null
-  readonly lastModified: string | null
-  readonly partialPath: string // relative to the mirror root
-  /** Byte ranges [start, end) assigned to parallel segments; `durable` = bytes from start known fsynced. */
-  readonly segments: ReadonlyArray<{ readonly start: number; readonly end: number; readonly durable: number }>
-  readonly attempts: number
-  readonly lastError: string | null
-}
+export type { TransferRecord }
 
 export class TransferJournal extends Context.Service<
   TransferJournal,
@@ -28,6 +21,14 @@ export class TransferJournal extends Context.Service<
     readonly remove: (fileId: string) => Effect.Effect<void>
   }
 >()("dlsync/transfer/TransferJournal") {
+  /** In the state database: what `dlsync run` uses. */
+  static readonly layerDatabase: Layer.Layer<TransferJournal, never, Database> = Layer.effect(
+    TransferJournal,
+    Effect.gen(function* () {
+      const { db } = yield* Database
+      return TransferJournal.of(makeTransferJournalTable(db))
+    })
+  )
   /** A journal in memory, fresh for each layer build: for unit tests only (nothing survives a crash). */
   static readonly layerMemory = Layer.sync(TransferJournal, () => TransferJournal.of(makeMemoryJournal(new Map())))
 }

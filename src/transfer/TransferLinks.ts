@@ -4,6 +4,7 @@
  * its expiry (`linkUsable`) and asks again after a CDN refusal.
  */
 import { Context, type Effect, Schema } from "effect"
+import type { FileId } from "../domain/FileId.ts"
 
 export interface DownloadLink {
   readonly url: string
@@ -25,7 +26,7 @@ export class LinkError extends Schema.TaggedError<LinkError>()("LinkError", {
 
 export class TransferLinks extends Context.Service<
   TransferLinks,
-  { readonly getLink: (fileId: string) => Effect.Effect<DownloadLink, LinkError> }
+  { readonly getLink: (fileId: FileId) => Effect.Effect<DownloadLink, LinkError> }
 >()("dlsync/transfer/TransferLinks") {}
 
 /**

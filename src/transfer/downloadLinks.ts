@@ -1,12 +1,13 @@
 /** Download links for the engine: cached per file until near expiry, link errors as faults. */
 import { Clock, Effect } from "effect"
+import type { FileId } from "../domain/FileId.ts"
 import { fault, type TransferFault } from "./TransferFault.ts"
 import { type DownloadLink, type LinkError, linkUsable } from "./TransferLinks.ts"
 import type { Deps } from "./transferState.ts"
 
 export const linkFor = Effect.fnUntraced(function* (
   deps: Deps,
-  fileId: string
+  fileId: FileId
 ): Effect.fn.Return<DownloadLink, TransferFault> {
   const now = yield* Clock.currentTimeMillis
   const cached = deps.linkCache.get(fileId)

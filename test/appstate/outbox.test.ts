@@ -76,6 +76,22 @@ describe.each(implementations)("AppStateOutbox (%s)", (_, makeLayer) => {
 
 describe("SQLite outbox", () => {
   // Real time: a child process is SIGKILLed and its outbox read back by a new writer.
+  it.effect("drops an entry it cannot read (written by another version) instead of blocking the queue", () =>
+    Effect.gen(function* () {
+      const { db } = yield* useDatabase
+      db.prepare("INSERT INTO app_state_outbox (file_id, seq, entry, enqueued_at) VALUES ('old', 1, '{}', 0)").run()
+      yield* Effect.gen(function* () {
+        const outbox = yield* AppStateOutbox
+        yield* outbox.enqueue(fileId("new"), e(5))
+        assert.deepStrictEqual(
+          (yield* outbox.take(10)).map((i) => i.fileId),
+          ["new"]
+        )
+        assert.strictEqual(yield* outbox.size, 1)
+      }).pipe(Effect.provide(SqliteOutbox.layer(db), { local: true }))
+    }).pipe(Effect.scoped)
+  )
+
   it.live("entries enqueued by a process that is SIGKILLed survive and are written after restart", () =>
     Effect.gen(function* () {
       const emulator = yield* useEmulator()

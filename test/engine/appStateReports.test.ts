@@ -13,16 +13,16 @@ import type { FileId } from "../../src/api/schemas/common.ts"
 import { AppStateWriter } from "../../src/appstate/AppStateWriter.ts"
 import { FileProgress, type FileReport } from "../../src/appstate/FileProgress.ts"
 import type { ProgressEntry } from "../../src/appstate/ProgressEntry.ts"
+import type { LocalStat } from "../../src/domain/LocalEntry.ts"
 import { PROGRESS_SAMPLE_MS, TransferDownloads } from "../../src/engine/TransferDownloads.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
 import { type DownloadAction, DownloadQueue } from "../../src/sync/executor.ts"
 import { LocalOps } from "../../src/sync/localOps.ts"
-import type { LocalStat } from "../../src/sync/model.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import type { TransferRequest } from "../../src/transfer/TransferEngine.ts"
 import { type QueuedResult, TransferQueue } from "../../src/transfer/TransferQueue.ts"
-import { file } from "../sync/fixtures.ts"
+import { fid, file } from "../sync/fixtures.ts"
 
 const stat = (size: number): LocalStat => ({ type: "file", size, mtimeNs: 1n, ino: 7n })
 
@@ -132,10 +132,10 @@ describe("FileProgress", () => {
       yield* Effect.gen(function* () {
         const progress = yield* FileProgress
         const locked: FileReport = { state: "locked", bytes: 0, size: 5, path: "x", error: "locked" }
-        yield* progress.report("f", locked)
-        yield* progress.report("f", locked)
-        yield* progress.report("f", { ...locked, state: "skipped" })
-        yield* progress.report("f", locked)
+        yield* progress.report(fid("f"), locked)
+        yield* progress.report(fid("f"), locked)
+        yield* progress.report(fid("f"), { ...locked, state: "skipped" })
+        yield* progress.report(fid("f"), locked)
       }).pipe(Effect.provide(FileProgress.layer.pipe(Layer.provide(writerInto(sink)))))
       assert.deepStrictEqual(
         sink.map(([id, e]) => `${id} ${e.state} ${e.updated_at}`),
@@ -150,11 +150,11 @@ describe("FileProgress", () => {
       yield* Effect.gen(function* () {
         const progress = yield* FileProgress
         const at = (state: FileReport["state"], bytes: number): FileReport => ({ state, bytes, size: 9, path: "x" })
-        yield* progress.report("f", at("downloading", 1))
-        yield* progress.report("f", at("queued", 0))
-        yield* progress.report("f", at("downloading", 3))
-        yield* progress.report("f", at("complete", 9))
-        yield* progress.report("f", at("downloading", 9))
+        yield* progress.report(fid("f"), at("downloading", 1))
+        yield* progress.report(fid("f"), at("queued", 0))
+        yield* progress.report(fid("f"), at("downloading", 3))
+        yield* progress.report(fid("f"), at("complete", 9))
+        yield* progress.report(fid("f"), at("downloading", 9))
       }).pipe(Effect.provide(FileProgress.layer.pipe(Layer.provide(writerInto(sink)))))
       assert.deepStrictEqual(
         sink.map(([, e]) => `${e.state} ${e.bytes}`),
@@ -167,8 +167,8 @@ describe("FileProgress", () => {
     Effect.gen(function* () {
       yield* Effect.gen(function* () {
         const progress = yield* FileProgress
-        yield* progress.report("f", { state: "complete", bytes: 1, size: 1, path: "x" })
-        yield* progress.report("g", { state: "complete", bytes: 1, size: 1, path: "y" })
+        yield* progress.report(fid("f"), { state: "complete", bytes: 1, size: 1, path: "x" })
+        yield* progress.report(fid("g"), { state: "complete", bytes: 1, size: 1, path: "y" })
       }).pipe(Effect.provide(FileProgress.layer.pipe(Layer.provide(writerInto([], true)))))
     })
   )

@@ -78,7 +78,13 @@ describe("status: active transfers", { timeout: 180_000 }, () => {
     assert.strictEqual((await slow.exit).signal, "SIGKILL")
     assert.strictEqual(publishedRows(b.stateDir), 1)
     const afterKill = JSON.parse((await b.run(["status", "--json"])).stdout)
-    assert.deepStrictEqual(afterKill.transfers, { runningPid: null, updatedAt: null, active: [], totals: null, waitingForSpace: 0 })
+    assert.deepStrictEqual(afterKill.transfers, {
+      runningPid: null,
+      updatedAt: null,
+      active: [],
+      totals: null,
+      waitingForSpace: 0
+    })
     assert.include((await b.run(["status"])).stdout, "transfers:       none (no dlsync run is active)")
 
     // A run that ends (here resuming the file, unthrottled) leaves nothing published.
@@ -87,6 +93,12 @@ describe("status: active transfers", { timeout: 180_000 }, () => {
     assert.deepStrictEqual(contentMismatches(b.emu, b.root), [])
     assert.strictEqual(publishedRows(b.stateDir), 0)
     const done = JSON.parse((await b.run(["status", "--json"])).stdout)
-    assert.deepStrictEqual(done.transfers, { runningPid: null, updatedAt: null, active: [], totals: null, waitingForSpace: 0 })
+    assert.deepStrictEqual(done.transfers, {
+      runningPid: null,
+      updatedAt: null,
+      active: [],
+      totals: null,
+      waitingForSpace: 0
+    })
   })
 })

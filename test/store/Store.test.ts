@@ -4,11 +4,11 @@ import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Exit, Option } from "effect"
+import { remove, upsert } from "../../src/domain/RemoteItem.ts"
 import { DATABASE_FILE, Database } from "../../src/store/Database.ts"
 import { SCHEMA_VERSION } from "../../src/store/migrations.ts"
 import { type FeedParams, Store } from "../../src/store/Store.ts"
-import { remove, upsert } from "../../src/sync/model.ts"
-import { entryOf, file, folder } from "../sync/fixtures.ts"
+import { entryOf, fid, file, folder } from "../sync/fixtures.ts"
 import { tempDir, withStore } from "./helpers.ts"
 
 const CHANGES: FeedParams = { mode: "changes", kind: null, includeMedia: false, includePoster: false }
@@ -171,8 +171,8 @@ describe("Store.feed", () => {
             upsert(file("a", "one")),
             upsert(file("b", "b")),
             upsert(file("a", "two")),
-            remove("b"),
-            remove("zz")
+            remove(fid("b")),
+            remove(fid("zz"))
           ],
           nextCursor: "c2",
           hasMore: true
@@ -330,7 +330,36 @@ describe("Store.local", () => {
           (yield* store.local.all).map((e) => e.path),
           ["B/movie.mkv"]
         )
-        assert.isTrue(Option.isSome(yield* store.local.byRemoteId("f")))
+        assert.isTrue(Option.isSome(yield* store.local.byRemoteId(fid("f"))))
+      })
+    )
+  )
+
+  it.effect("reads back every field it wrote: items, entries never written, pending ops, events", () =>
+    withStore(
+      tempDir(),
+      Effect.gen(function* () {
+        const store = yield* Store
+        yield* store.feed.begin(CHANGES, "test")
+        const item = file("f", "movie.mkv", "d", { locked: true, expiresAt: "2026-03-01T00:00:00Z", size: 7 })
+        yield* store.feed.applyPage({ changes: [upsert(item)], nextCursor: "c1", hasMore: false })
+        assert.deepStrictEqual(yield* store.remote.get(fid("f")), Option.some(item))
+        const pending = { ...entryOf(item, "A/movie.mkv"), written: null, state: "failed" as const, attempts: 2 }
+        yield* store.local.put({ ...pending, lastError: "HTTP 503" })
+        assert.deepStrictEqual(yield* store.local.all, [{ ...pending, lastError: "HTTP 503" }])
+        const op = {
+          op: "conflict_copy" as const,
+          remoteId: fid("f"),
+          from: "A/movie.mkv",
+          to: "A/movie (1).mkv",
+          ino: 9n
+        }
+        yield* store.pendingOp.begin(op)
+        assert.deepStrictEqual(yield* store.pendingOp.get, Option.some(op))
+        const event = { level: "error" as const, kind: "k", message: "m", path: "A", remoteId: "f" }
+        yield* store.events.append(event)
+        const [recorded] = yield* store.events.recent(1)
+        assert.deepStrictEqual({ ...recorded, seq: 0, at: "" }, { ...event, seq: 0, at: "" })
       })
     )
   )
@@ -360,9 +389,9 @@ describe("Store.local", () => {
       Effect.gen(function* () {
         const store = yield* Store
         yield* store.local.put(entryOf(file("f", "x"), "A/x"))
-        yield* store.local.markDeleted({ remoteId: "f", path: "A/x" })
+        yield* store.local.markDeleted({ remoteId: fid("f"), path: "A/x" })
         assert.deepStrictEqual(yield* store.local.all, [])
-        assert.deepStrictEqual(yield* store.local.locallyDeleted, [{ remoteId: "f", path: "A/x" }])
+        assert.deepStrictEqual(yield* store.local.locallyDeleted, [{ remoteId: fid("f"), path: "A/x" }])
         assert.strictEqual(yield* store.local.restore("A"), 1)
         assert.deepStrictEqual(yield* store.local.locallyDeleted, [])
       })

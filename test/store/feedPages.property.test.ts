@@ -5,9 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
+import { applyChanges, type RemoteChange, type RemoteItem, remove, upsert } from "../../src/domain/RemoteItem.ts"
 import { Store } from "../../src/store/Store.ts"
-import { applyChanges, type RemoteChange, type RemoteItem, remove, upsert } from "../../src/sync/model.ts"
-import { file, folder } from "../sync/fixtures.ts"
+import { fid, file, folder } from "../sync/fixtures.ts"
 import { runWithStore, tempDir } from "./helpers.ts"
 
 const IDS = ["a", "b", "c", "d", "e", "f"]
@@ -24,7 +24,7 @@ const change: fc.Arbitrary<RemoteChange> = fc.oneof(
     .map(({ id, name, parent, isFolder, size }) =>
       upsert(isFolder ? folder(id, name, parent) : file(id, name, parent, { size }))
     ),
-  fc.constantFrom(...IDS).map(remove)
+  fc.constantFrom(...IDS).map((id) => remove(fid(id)))
 )
 
 /** A log, with some records repeated later (before the next record for the same id). */

@@ -8,16 +8,16 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
+import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
+import { upsert } from "../../src/domain/RemoteItem.ts"
 import { Store } from "../../src/store/Store.ts"
 import { DownloadQueue, type DownloadRequest, executePlan, recoverInterrupted } from "../../src/sync/executor.ts"
 import { LocalOps } from "../../src/sync/localOps.ts"
 import { scanLocal } from "../../src/sync/localScan.ts"
-import type { RemoteItem } from "../../src/sync/model.ts"
-import { upsert } from "../../src/sync/model.ts"
 import { runPass } from "../../src/sync/pass.ts"
 import { type PlanConfig, plan } from "../../src/sync/planner.ts"
 import { storeLayer } from "../store/helpers.ts"
-import { file, folder } from "./fixtures.ts"
+import { fid, file, folder } from "./fixtures.ts"
 import { CONFIG } from "./planner.fixtures.ts"
 
 const NOW = new Date("2026-11-22T05:00:00Z")
@@ -76,7 +76,7 @@ describe("executePlan", () => {
       const idle = yield* pass([d, f, g, shelf])
       assert.deepStrictEqual(idle.outcomes, [])
 
-      const moved = { ...d, parentId: "s", updatedAt: "2026-02-01T00:00:00Z" }
+      const moved = { ...d, parentId: fid("s"), updatedAt: "2026-02-01T00:00:00Z" }
       const second = yield* pass([moved, f, g, shelf])
       assert.deepStrictEqual(second.counts, { Rename: 1 })
       assert.strictEqual(read(root, "Shelf/Movies/film.mkv"), "xxxxx")
@@ -122,7 +122,7 @@ describe("executePlan", () => {
       const store = yield* Store
       const ino = Fs.lstatSync(Path.join(root, "film.mkv"), { bigint: true }).ino
       // The executor recorded its intent and renamed on disk, then the process died.
-      yield* store.pendingOp.begin({ op: "rename", remoteId: "f", from: "film.mkv", to: "Film.mkv", ino })
+      yield* store.pendingOp.begin({ op: "rename", remoteId: fid("f"), from: "film.mkv", to: "Film.mkv", ino })
       Fs.renameSync(Path.join(root, "film.mkv"), Path.join(root, "Film.mkv"))
       yield* recoverInterrupted()
       assert.deepStrictEqual(
@@ -135,7 +135,7 @@ describe("executePlan", () => {
       assert.deepStrictEqual((yield* pass([renamed])).outcomes, [])
       assert.strictEqual(downloads.length, 1)
       // An intent whose operation never happened changes nothing.
-      yield* store.pendingOp.begin({ op: "trash", remoteId: "f", from: "Film.mkv", to: null, ino })
+      yield* store.pendingOp.begin({ op: "trash", remoteId: fid("f"), from: "Film.mkv", to: null, ino })
       yield* recoverInterrupted()
       assert.strictEqual((yield* store.local.all).length, 1)
     }).pipe(Effect.provide(layer))
@@ -257,7 +257,7 @@ describe("executePlan", () => {
       const report = yield* pass([f])
       assert.deepStrictEqual(report.counts, { MarkLocallyDeleted: 1 })
       const store = yield* Store
-      assert.deepStrictEqual(yield* store.local.locallyDeleted, [{ remoteId: "f", path: "film.mkv" }])
+      assert.deepStrictEqual(yield* store.local.locallyDeleted, [{ remoteId: fid("f"), path: "film.mkv" }])
       assert.deepStrictEqual((yield* pass([f])).counts, { Skip: 1 })
       assert.isFalse(Fs.existsSync(Path.join(root, "film.mkv")))
     }).pipe(Effect.provide(layer))

@@ -1,13 +1,38 @@
 /** Builders for remote items and local entries shared by the sync and store tests. */
-import type { LocalEntry, LocalStat, RemoteItem } from "../../src/sync/model.ts"
-import { remoteVersionOf } from "../../src/sync/model.ts"
+import { FileId } from "../../src/domain/FileId.ts"
+import type { LocalEntry, LocalStat } from "../../src/domain/LocalEntry.ts"
+import { remoteVersionOf } from "../../src/domain/LocalEntry.ts"
+import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
 import { maxPathBytesUnder, type TreeConfig } from "../../src/sync/tree.ts"
 
+/** A remote id from a test's readable text. */
+export const fid = (id: string): FileId => FileId.make(id)
+
 export const file = (id: string, name: string, parentId: string | null = null, extra: Partial<RemoteItem> = {}) =>
-  item({ id, name, parentId, type: "file", kind: "video", size: 100, mimeType: "video/mp4", ...extra })
+  item({
+    id: fid(id),
+    name,
+    parentId: nullableFid(parentId),
+    type: "file",
+    kind: "video",
+    size: 100,
+    mimeType: "video/mp4",
+    ...extra
+  })
 
 export const folder = (id: string, name: string, parentId: string | null = null, extra: Partial<RemoteItem> = {}) =>
-  item({ id, name, parentId, type: "folder", kind: "folder", size: 0, mimeType: "inode/directory", ...extra })
+  item({
+    id: fid(id),
+    name,
+    parentId: nullableFid(parentId),
+    type: "folder",
+    kind: "folder",
+    size: 0,
+    mimeType: "inode/directory",
+    ...extra
+  })
+
+const nullableFid = (id: string | null): FileId | null => (id === null ? null : fid(id))
 
 export const item = (fields: Partial<RemoteItem> & Pick<RemoteItem, "id" | "name">): RemoteItem => ({
   parentId: null,

@@ -4,10 +4,10 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import type { LocalStat } from "../../src/domain/LocalEntry.ts"
 import { detectCaseInsensitive } from "../../src/sync/caseSensitivity.ts"
 import { LocalOps, MARKER, toLocalStat } from "../../src/sync/localOps.ts"
 import { compareWithStore, scanLocal } from "../../src/sync/localScan.ts"
-import type { LocalStat } from "../../src/sync/model.ts"
 import { entryOf, file } from "./fixtures.ts"
 
 const tmp = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-root-"))

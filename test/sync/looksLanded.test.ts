@@ -7,8 +7,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { looksLanded } from "../../src/domain/LocalEntry.ts"
 import { toLocalStat } from "../../src/sync/localOps.ts"
-import { looksLanded } from "../../src/sync/model.ts"
 import { file } from "./fixtures.ts"
 
 describe("looksLanded", () => {

@@ -10,7 +10,7 @@
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import type { RemoteItem } from "../../src/sync/model.ts"
+import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
 import { foldName } from "../../src/sync/names.ts"
 import { type Action, type PlanInput, plan } from "../../src/sync/planner.ts"
 import { mapTree } from "../../src/sync/tree.ts"

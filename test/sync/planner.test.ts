@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { LocalEntry, LocallyDeleted, LocalStat, RemoteItem } from "../../src/sync/model.ts"
+import type { LocalEntry, LocallyDeleted, LocalStat } from "../../src/domain/LocalEntry.ts"
+import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
 import { type Action, conflictPath, exceedsDeleteLimit, type PlanInput, plan } from "../../src/sync/planner.ts"
 import { mapTree } from "../../src/sync/tree.ts"
-import { entryOf, file, folder, statOf } from "./fixtures.ts"
+import { entryOf, fid, file, folder, statOf } from "./fixtures.ts"
 import { CONFIG } from "./planner.fixtures.ts"
 import { Sim } from "./simulator.ts"
 
@@ -89,7 +90,7 @@ describe("plan", () => {
     const shelf = folder("s", "Shelf")
     const inner = folder("i", "Inner", "d")
     const deep = file("x", "x.mkv", "i")
-    const moved = { ...d, parentId: "s", updatedAt: "2026-02-01T00:00:00Z" }
+    const moved = { ...d, parentId: fid("s"), updatedAt: "2026-02-01T00:00:00Z" }
     const actions = plan(
       input({
         remote: [shelf, moved, f, inner, deep],
@@ -296,7 +297,7 @@ describe("plan", () => {
     assert.deepStrictEqual(show(plan(input({ remote: [d, f], ...base, disk: gone }))), [
       "MarkLocallyDeleted Movies/film.mkv"
     ])
-    const marker: LocallyDeleted = { remoteId: "f", path: "Movies/film.mkv" }
+    const marker: LocallyDeleted = { remoteId: fid("f"), path: "Movies/film.mkv" }
     const afterMark = { local: base.local.filter((e) => e.remoteId !== "f"), disk: gone, locallyDeleted: [marker] }
     assert.deepStrictEqual(show(plan(input({ remote: [d, f], ...afterMark }))), [
       "Skip locally_deleted Movies/film.mkv"
@@ -308,7 +309,7 @@ describe("plan", () => {
   })
 
   it("forgets a deletion marker once the remote item is gone too", () => {
-    const marker: LocallyDeleted = { remoteId: "f", path: "Movies/film.mkv" }
+    const marker: LocallyDeleted = { remoteId: fid("f"), path: "Movies/film.mkv" }
     const base = mirrored([[d, "Movies"]])
     assert.deepStrictEqual(show(plan(input({ remote: [d], ...base, locallyDeleted: [marker] }))), [
       "Forget marker Movies/film.mkv"

@@ -4,8 +4,9 @@
  * tested over many random histories without touching the disk. Any violated check throws.
  */
 
-import type { LocalEntry, LocallyDeleted, LocalStat, RemoteItem } from "../../src/sync/model.ts"
-import { movedVersion, remoteVersionOf } from "../../src/sync/model.ts"
+import type { LocalEntry, LocallyDeleted, LocalStat } from "../../src/domain/LocalEntry.ts"
+import { movedVersion, remoteVersionOf } from "../../src/domain/LocalEntry.ts"
+import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
 import { foldName } from "../../src/sync/names.ts"
 import type { Action } from "../../src/sync/planner.ts"
 

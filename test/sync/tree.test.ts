@@ -1,10 +1,10 @@
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import type { RemoteItem } from "../../src/sync/model.ts"
+import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
 import { foldName, MAX_NAME_BYTES, SHORT_NAME_BYTES, sanitizeName, utf8Length } from "../../src/sync/names.ts"
 import { MAX_PATH_BYTES, type MappedTree, mapTree, maxPathBytesUnder, type TreeConfig } from "../../src/sync/tree.ts"
-import { ALL, file, folder } from "./fixtures.ts"
+import { ALL, fid, file, folder } from "./fixtures.ts"
 
 /** `depth` nested folders named with `bytes` bytes each, and a file at the bottom. */
 const deepChain = (depth: number, bytes: number, fileName = "bottom.mkv"): Array<RemoteItem> => {
@@ -135,7 +135,7 @@ describe("mapTree", () => {
     assertFits(tree, 500)
     const tooDeep = tree.problems.filter((p) => p.problem === "too_deep").map((p) => p.item.id)
     assert.isAbove(tooDeep.length, 0)
-    assert.include(tooDeep, "leaf")
+    assert.include(tooDeep, fid("leaf"))
     assert.strictEqual(tree.placed.length + tree.problems.length, 11)
     assert.match(tree.problems.find((p) => p.item.id === "leaf")!.detail, /PATH_MAX/)
   })

@@ -8,9 +8,8 @@
  */
 import { Schema } from "effect"
 
-/** Identifier of a file or folder (opaque). */
-export const FileId = Schema.String.pipe(Schema.brand("FileId"))
-export type FileId = typeof FileId.Type
+/** Identifier of a file or folder (opaque): the domain's, branded here and kept to the disk. */
+export { FileId } from "../../domain/FileId.ts"
 
 /** Identifier of a download (stable across attempts). */
 export const DownloadId = Schema.String.pipe(Schema.brand("DownloadId"))

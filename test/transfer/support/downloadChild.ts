@@ -5,6 +5,7 @@
 import * as Path from "node:path"
 import { Effect, Layer } from "effect"
 import { jsonFileJournalLayer } from "../../../bench/support/jsonFileJournal.ts"
+import { FileId } from "../../../src/domain/FileId.ts"
 import { Bandwidth } from "../../../src/transfer/Bandwidth.ts"
 import { ProgressTracker } from "../../../src/transfer/ProgressTracker.ts"
 import { TransferEngine } from "../../../src/transfer/TransferEngine.ts"
@@ -39,7 +40,7 @@ const layer = TransferEngine.layer(transferOptions({ min_free_space: 0, ...job.o
 const program = Effect.gen(function* () {
   const engine = yield* TransferEngine
   const result = yield* engine.download({
-    fileId: job.fileId,
+    fileId: FileId.make(job.fileId),
     size: job.size,
     remoteMtime: new Date("2024-03-04T05:06:07.000Z"),
     root: job.root,

@@ -8,6 +8,7 @@ import * as Path from "node:path"
 import { assert } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer, Queue } from "effect"
 import { TestClock } from "effect/testing"
+import { FileId } from "../../../src/domain/FileId.ts"
 import { Bandwidth } from "../../../src/transfer/Bandwidth.ts"
 import {
   makeProgressTracker,
@@ -117,7 +118,7 @@ export const makeHarness = (options: {
     layer,
     queueLayer,
     request: (fileId, size, name = `media/${fileId}.bin`) => ({
-      fileId,
+      fileId: FileId.make(fileId),
       size,
       remoteMtime: new Date("2024-03-04T05:06:07.000Z"),
       root,

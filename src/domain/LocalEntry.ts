@@ -1,55 +1,10 @@
 /**
- * The mirror engine's vocabulary: a remote item (one file or folder of the account, as the
- * feed last reported it) and a remote change (one record of a feed page).
- *
- * These are dlsync's own types, independent of the API client's wire schemas: the feed
- * consumer maps each API record to a `RemoteChange`. Unknown kinds pass through as strings
- * (the spec's rule: clients accept unknown enum values).
+ * The mirror engine's vocabulary, local side: what dlsync wrote at a path (a local entry),
+ * from which remote version, and what a fresh lstat sees there; the rules that compare them.
  */
 import { Schema } from "effect"
-
-export const ItemType = Schema.Literals(["file", "folder"])
-export type ItemType = typeof ItemType.Type
-
-export const RemoteItem = Schema.Struct({
-  id: Schema.String.pipe(Schema.check(Schema.isMinLength(1))),
-  parentId: Schema.NullOr(Schema.String),
-  name: Schema.String,
-  type: ItemType,
-  kind: Schema.String,
-  size: Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0))),
-  mimeType: Schema.String,
-  locked: Schema.Boolean,
-  updatedAt: Schema.String,
-  createdAt: Schema.String,
-  expiresAt: Schema.NullOr(Schema.String)
-})
-export type RemoteItem = typeof RemoteItem.Type
-
-/** One record of a feed page: an item as it now is, or the news that it is gone. */
-export type RemoteChange =
-  | { readonly _tag: "Upsert"; readonly item: RemoteItem }
-  | { readonly _tag: "Delete"; readonly id: string }
-
-export const upsert = (item: RemoteItem): RemoteChange => ({ _tag: "Upsert", item })
-export const remove = (id: string): RemoteChange => ({ _tag: "Delete", id })
-
-/**
- * The feed's semantics as a pure fold, the reference the Store's SQL must agree with:
- * records apply in order, the last record for an id wins, a delete of an unknown id is
- * harmless. Repeating a record, or re-applying a whole page, leaves the result unchanged.
- */
-export const applyChanges = (
-  items: ReadonlyMap<string, RemoteItem>,
-  changes: Iterable<RemoteChange>
-): Map<string, RemoteItem> => {
-  const next = new Map(items)
-  for (const change of changes) {
-    if (change._tag === "Upsert") next.set(change.item.id, change.item)
-    else next.delete(change.id)
-  }
-  return next
-}
+import { FileId } from "./FileId.ts"
+import { ItemType, type RemoteItem } from "./RemoteItem.ts"
 
 /** What a fresh lstat saw at a path (never following a symlink). */
 export interface LocalStat {
@@ -60,19 +15,21 @@ export interface LocalStat {
 }
 
 /** What dlsync left at a path right after writing it (read back with lstat). */
-export interface WrittenStat {
-  readonly size: number
-  readonly mtimeNs: bigint
-  readonly ino: bigint
-}
+export const WrittenStat = Schema.Struct({
+  size: Schema.Int,
+  mtimeNs: Schema.BigInt,
+  ino: Schema.BigInt
+})
+export type WrittenStat = typeof WrittenStat.Type
 
 /** The remote fields a local entry was made from; they tell a rename from a new version. */
-export interface RemoteVersion {
-  readonly size: number
-  readonly updatedAt: string
-  readonly name: string
-  readonly parentId: string | null
-}
+export const RemoteVersion = Schema.Struct({
+  size: Schema.Int,
+  updatedAt: Schema.String,
+  name: Schema.String,
+  parentId: Schema.NullOr(FileId)
+})
+export type RemoteVersion = typeof RemoteVersion.Type
 
 /**
  * - synced: the path holds what dlsync wrote (`written`), a copy of `remote`.
@@ -80,27 +37,30 @@ export interface RemoteVersion {
  * - failed: the last attempt failed (`lastError`); `written` still describes an older copy
  *   when there is one.
  */
-export type LocalEntryState = "synced" | "pending" | "failed"
+export const LocalEntryState = Schema.Literals(["synced", "pending", "failed"])
+export type LocalEntryState = typeof LocalEntryState.Type
 
 /** A path the store says dlsync wrote, and from which remote item. */
-export interface LocalEntry {
+export const LocalEntry = Schema.Struct({
   /** Relative to the mirror root, `/`-separated. */
-  readonly path: string
-  readonly remoteId: string
-  readonly type: ItemType
+  path: Schema.String,
+  remoteId: FileId,
+  type: ItemType,
   /** Null when nothing has been written yet (a download that never completed). */
-  readonly written: WrittenStat | null
-  readonly remote: RemoteVersion
-  readonly state: LocalEntryState
-  readonly attempts: number
-  readonly lastError: string | null
-}
+  written: Schema.NullOr(WrittenStat),
+  remote: RemoteVersion,
+  state: LocalEntryState,
+  attempts: Schema.Int,
+  lastError: Schema.NullOr(Schema.String)
+})
+export type LocalEntry = typeof LocalEntry.Type
 
 /** A file or folder the user deleted and asked, by on_local_delete = respect, to stay deleted. */
-export interface LocallyDeleted {
-  readonly remoteId: string
-  readonly path: string
-}
+export const LocallyDeleted = Schema.Struct({
+  remoteId: FileId,
+  path: Schema.String
+})
+export type LocallyDeleted = typeof LocallyDeleted.Type
 
 export const remoteVersionOf = (item: RemoteItem): RemoteVersion => ({
   size: item.size,
