@@ -2,27 +2,26 @@
  * The executor's DownloadQueue over the transfer engine: the executor enqueues during a
  * pass, the pass then drains the batch and waits for every file's outcome.
  *
- *   executor ─► enqueue (one per remote id) ─► drain ─► TransferQueue.submit
- *                                                         │ verified file renamed to
- *                                                         │ .dlsync/partial/landing/<id>.landed
+ *   executor ─► enqueue (one per remote id) ─► drain ─► TransferQueue.submit (root, path, replace)
+ *                                                         │ verified file landed in place by
+ *                                                         │ localOps `land` (one checked rename)
  *                                                         ▼
- *                              LocalOps.land (checked: the target still holds what the plan
- *                              expected, folders are real) ─► landed(lstat) │ failed(reason)
+ *                                              landed(lstat) │ failed(reason)
  *
  * Each file's app state follows it (FileProgress, never waited on): queued at enqueue,
  * downloading with its bytes (sampled every PROGRESS_SAMPLE_MS; the writer coalesces),
  * complete once landed, failed with the reason when the transfer parks or landing fails.
  *
  * Invariants:
- * - A file reaches its mirror path only through LocalOps.land, which never replaces anything
- *   but what the plan expected; the transfer engine writes only under `.dlsync/partial`.
+ * - A file reaches its mirror path only through the transfer engine's landing, which never
+ *   replaces anything but what the plan expected (`action.replace`).
+ * - A file landed before a crash but not recorded is recognised (`looksLanded`) and recorded
+ *   without a new download.
  * - Every enqueued request ends in exactly one `landed` or `failed` before `drain` returns,
  *   except a file the service's rate limit holds longer than the engine waits (run --once):
  *   it is neither, and once every other file has its outcome the drain fails with that
  *   rate limit (exit 75); the next run takes the file up again, from its partial data.
  */
-import * as Fs from "node:fs"
-import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { ApiError, RateLimited } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
@@ -32,7 +31,6 @@ import { LocalOps } from "../sync/localOps.ts"
 import { looksLanded, type WrittenStat } from "../sync/model.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { rateLimitedUntilText } from "../transfer/progressView.ts"
-import { partialPathFor } from "../transfer/TransferEngine.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
 
 export interface DrainReport {
@@ -40,14 +38,6 @@ export interface DrainReport {
   readonly bytes: number
   readonly failed: ReadonlyArray<{ readonly path: string; readonly remoteId: string; readonly reason: string }>
 }
-
-/**
- * The transfer engine's root for mirror downloads. The engine writes a finished file only
- * inside its root and outside that root's `.dlsync`, and LocalOps.land takes files only
- * from under `<root>/.dlsync/partial`: a stable folder there satisfies both (same file
- * system as the mirror, so landing is a rename; partial data resumes across runs).
- */
-export const STAGING_DIR = ".dlsync/partial/landing"
 
 /** How many downloads wait on the transfer queue at once (the queue bounds the transfers). */
 export const DRAIN_FIBERS = 64
@@ -81,7 +71,6 @@ export class TransferDownloads extends Context.Service<
       const tracker = yield* ProgressTracker
       const progress = yield* FileProgress
       const batch = new Map<string, DownloadRequest>()
-      const staging = NodePath.join(ops.root, STAGING_DIR)
 
       const recordFailed = (request: DownloadRequest, reason: string) =>
         Effect.andThen(
@@ -141,27 +130,20 @@ export class TransferDownloads extends Context.Service<
             return null
           }
         }
-        const staged = NodePath.join(staging, `${NodePath.basename(partialPathFor(item.id))}.landed`)
         const result = yield* queue.submit({
           fileId: item.id,
           size: item.size,
           remoteMtime: new Date(item.updatedAt),
-          root: staging,
-          finalPath: staged,
-          name: path
+          root: ops.root,
+          path,
+          replace
         })
         if (result._tag === "Parked") {
           yield* recordFailed(request, result.reason)
           return { path, remoteId: item.id, reason: result.reason }
         }
         if (result._tag === "RateLimited") return result
-        const landed = yield* Effect.result(ops.land(staged, path, replace))
-        if (landed._tag === "Failure") {
-          yield* Effect.sync(() => Fs.rmSync(staged, { force: true }))
-          yield* recordFailed(request, landed.failure.message)
-          return { path, remoteId: item.id, reason: landed.failure.message }
-        }
-        const stat = landed.success
+        const stat = result.written
         yield* recordLanded(request, { size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino })
         return null
       })
@@ -170,17 +152,6 @@ export class TransferDownloads extends Context.Service<
         const requests = [...batch.values()]
         batch.clear()
         if (requests.length === 0) return { landed: 0, bytes: 0, failed: [] }
-        const ready = yield* Effect.result(ops.mkdirp(STAGING_DIR))
-        if (ready._tag === "Failure") {
-          const reason = `cannot prepare ${STAGING_DIR}: ${ready.failure.message}`
-          yield* Effect.forEach(requests, (r) => recordFailed(r, reason), { discard: true })
-          const report: DrainReport = {
-            landed: 0,
-            bytes: 0,
-            failed: requests.map((r) => ({ path: r.action.path, remoteId: r.action.item.id, reason }))
-          }
-          return report
-        }
         const byId = new Map(requests.map((r) => [r.action.item.id, r]))
         const outcomes = yield* Effect.scoped(
           Effect.gen(function* () {

@@ -48,7 +48,14 @@ describe("TransferDownloads → FileProgress", () => {
               p.done = 400
               yield* Effect.sleep(PROGRESS_SAMPLE_MS * 1.5)
               tracker.end(p, "completed")
-              return { _tag: "Completed", fileId: "a", path: request.finalPath, fetched: 1000, attempts: 1 }
+              return {
+                _tag: "Completed",
+                fileId: "a",
+                path: request.path,
+                written: stat(1000),
+                fetched: 1000,
+                attempts: 1
+              }
             })
           : Effect.succeed({ _tag: "Parked", fileId: request.fileId, reason: "gone on the CDN", attempts: 3 })
       const queue = Layer.succeed(
@@ -58,8 +65,7 @@ describe("TransferDownloads → FileProgress", () => {
       const ops = Layer.mock(LocalOps, {
         root,
         lstat: () => Effect.succeed(undefined),
-        mkdirp: () => Effect.succeed(stat(0)),
-        land: () => Effect.succeed(stat(1000))
+        mkdirp: () => Effect.succeed(stat(0))
       })
       // A real, empty store: no entry records an earlier landing.
       const store = Store.layer.pipe(Layer.provide(Database.layer(Path.join(root, "state"))))

@@ -1,7 +1,7 @@
 /**
  * A pass end to end on real disk: scan → plan → execute, with the real Store (SQLite in a
  * temp state dir), the real LocalOps (a temp root) and a download queue that lands files at
- * once through LocalOps.land, with the remote updated_at as mtime, as the transfer engine does.
+ * once through localOps `land` (the transfer engine's landing), with the remote updated_at as mtime, as the transfer engine does.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -10,7 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { Store } from "../../src/store/Store.ts"
 import { DownloadQueue, type DownloadRequest, executePlan, recoverInterrupted } from "../../src/sync/executor.ts"
-import { LocalOps } from "../../src/sync/localOps.ts"
+import { LocalOps, land } from "../../src/sync/localOps.ts"
 import { scanLocal } from "../../src/sync/localScan.ts"
 import type { RemoteItem } from "../../src/sync/model.ts"
 import { upsert } from "../../src/sync/model.ts"
@@ -39,7 +39,7 @@ const setup = () => {
             Fs.writeFileSync(partial, "x".repeat(request.action.item.size))
             const mtime = new Date(request.action.item.updatedAt)
             Fs.utimesSync(partial, mtime, mtime)
-            const landed = yield* Effect.result(ops.land(partial, request.action.path, request.action.replace))
+            const landed = yield* Effect.result(land(ops.root, partial, request.action.path, request.action.replace))
             if (landed._tag === "Success") yield* request.landed(landed.success)
             else yield* request.failed(landed.failure.message)
           })
