@@ -7,7 +7,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { FileId } from "../../src/api/schemas/common.ts"
 import { AppStateWriter } from "../../src/appstate/AppStateWriter.ts"
 import { FileProgress, type FileReport } from "../../src/appstate/FileProgress.ts"
@@ -15,7 +15,7 @@ import type { ProgressEntry } from "../../src/appstate/ProgressEntry.ts"
 import { PROGRESS_SAMPLE_MS, TransferDownloads } from "../../src/engine/TransferDownloads.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
-import { type DownloadAction, DownloadQueue } from "../../src/sync/executor.ts"
+import type { DownloadAction } from "../../src/sync/executor.ts"
 import { LocalOps } from "../../src/sync/localOps.ts"
 import type { LocalStat } from "../../src/sync/model.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
@@ -34,12 +34,11 @@ const download = (id: string, path: string, size: number): DownloadAction => ({
 })
 
 describe("TransferDownloads → FileProgress", () => {
-  it.live("reports queued at enqueue, downloading with its bytes, complete once landed, failed with the reason", () =>
+  it.live("reports queued, downloading with its bytes, complete once landed, failed with the reason", () =>
     Effect.gen(function* () {
       const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-reports-"))
       const tracker = makeProgressTracker()
       const reports: Array<readonly [string, FileReport]> = []
-      const outcomes: Array<string> = []
 
       const submit = (request: TransferRequest): Effect.Effect<QueuedResult> =>
         request.fileId === "a"
@@ -64,8 +63,7 @@ describe("TransferDownloads → FileProgress", () => {
       )
       const ops = Layer.mock(LocalOps, {
         root,
-        lstat: () => Effect.succeed(undefined),
-        mkdirp: () => Effect.succeed(stat(0))
+        lstat: () => Effect.succeed(undefined)
       })
       // A real, empty store: no entry records an earlier landing.
       const store = Store.layer.pipe(Layer.provide(Database.layer(Path.join(root, "state"))))
@@ -74,26 +72,26 @@ describe("TransferDownloads → FileProgress", () => {
         FileProgress.of({ report: (id, r) => Effect.sync(() => void reports.push([id, r])) })
       )
       const layer = TransferDownloads.layer.pipe(
-        Layer.provide([queue, ops, store, progress, Layer.succeed(ProgressTracker, tracker)])
+        Layer.provide([queue, ops, progress, Layer.succeed(ProgressTracker, tracker)]),
+        Layer.provideMerge(store)
       )
 
-      const report = yield* Effect.gen(function* () {
-        const q = yield* DownloadQueue
-        for (const [id, path] of [
-          ["a", "Movies/a.mkv"],
-          ["b", "b.txt"]
-        ] as const) {
-          yield* q.enqueue({
-            action: download(id, path, 1000),
-            landed: () => Effect.sync(() => void outcomes.push(`${id} landed`)),
-            failed: (reason) => Effect.sync(() => void outcomes.push(`${id} failed: ${reason}`))
-          })
+      const { report, a, b } = yield* Effect.gen(function* () {
+        const report = yield* (yield* TransferDownloads).download([
+          download("a", "Movies/a.mkv", 1000),
+          download("b", "b.txt", 1000)
+        ])
+        const store = yield* Store
+        return {
+          report,
+          a: Option.getOrThrow(yield* store.local.byRemoteId("a")),
+          b: Option.getOrThrow(yield* store.local.byRemoteId("b"))
         }
-        return yield* (yield* TransferDownloads).drain
       }).pipe(Effect.provide(layer))
 
       assert.strictEqual(report.landed, 1)
-      assert.deepStrictEqual(outcomes.sort(), ["a landed", "b failed: gone on the CDN"])
+      assert.deepStrictEqual([a.state, a.written], ["synced", { size: 1000, mtimeNs: 1n, ino: 7n }])
+      assert.deepStrictEqual([b.state, b.lastError], ["failed", "gone on the CDN"])
       const of = (id: string) => reports.filter(([f]) => f === id).map(([, r]) => r)
       assert.deepStrictEqual(of("a"), [
         { state: "queued", bytes: 0, size: 1000, path: "Movies/a.mkv" },
