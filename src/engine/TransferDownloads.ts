@@ -21,6 +21,8 @@
  *   neither, and once every other file has its outcome the step fails with that rate limit
  *   (exit 75); the next run takes the file up again, from its partial data.
  */
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { ApiError, RateLimited } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
@@ -44,6 +46,12 @@ export const DOWNLOAD_FIBERS = 64
 
 /** The API operation download links come from (named in the rate-limit failure and metrics). */
 export const DOWNLOAD_LINK_OPERATION = "POST /files/{file}/download-link"
+
+/**
+ * Where earlier versions staged finished files (a second rename put them in place), with
+ * their partial data below it. Nothing goes there any more: removed when the step starts.
+ */
+export const LEGACY_STAGING_DIR = ".dlsync/partial/landing"
 
 /** How often the bytes of running downloads are sampled for app state. */
 export const PROGRESS_SAMPLE_MS = 1_000
@@ -77,6 +85,9 @@ export class TransferDownloads extends Context.Service<
       const tracker = yield* ProgressTracker
       const progress = yield* FileProgress
       const context = yield* Effect.context<Store | FileProgress>()
+      yield* Effect.ignore(
+        Effect.try(() => Fs.rmSync(NodePath.join(ops.root, LEGACY_STAGING_DIR), { recursive: true, force: true }))
+      )
 
       /** Reports the bytes of this batch's running downloads, until interrupted. */
       const sample = (byId: ReadonlyMap<string, DownloadAction>) =>

@@ -166,7 +166,7 @@ export const partialPathFor = (fileId: string): string =>
 // ---------------------------------------------------------------------------------------
 
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
-/** Names taken in the partial folder by others (the engine's landing folder for finished files). */
+/** Names taken in the partial folder by others (the staging folder of earlier versions, until removed). */
 const RESERVED_NAMES = new Set(["landing"])
 
 interface Deps {

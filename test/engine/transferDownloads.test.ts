@@ -1,7 +1,8 @@
 /**
  * The transfer step's crash recovery: a file the transfer engine landed in place before the
  * process died, whose landing the store never recorded, is recognised on the next pass and
- * recorded without a new download; a file the user put there meanwhile is not.
+ * recorded without a new download; a file the user put there meanwhile is not. And the
+ * staging folder of earlier versions goes.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -9,7 +10,7 @@ import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { FileProgress } from "../../src/appstate/FileProgress.ts"
-import { TransferDownloads } from "../../src/engine/TransferDownloads.ts"
+import { LEGACY_STAGING_DIR, TransferDownloads } from "../../src/engine/TransferDownloads.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
 import type { DownloadAction } from "../../src/sync/executor.ts"
@@ -96,6 +97,34 @@ describe("TransferDownloads", () => {
       )
       assert.deepStrictEqual([b.state, b.written], ["failed", null])
       assert.deepStrictEqual([report.landed, report.failed.length], [1, 1])
+      Fs.rmSync(root, { recursive: true, force: true })
+    })
+  )
+
+  it.effect("removes the staging folder of earlier versions, and only it", () =>
+    Effect.gen(function* () {
+      const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-legacy-staging-"))
+      const legacy = Path.join(root, LEGACY_STAGING_DIR, ".dlsync", "partial")
+      Fs.mkdirSync(legacy, { recursive: true })
+      Fs.writeFileSync(Path.join(legacy, "f1"), "old partial data")
+      Fs.writeFileSync(Path.join(root, ".dlsync", "partial", "f2"), "current partial data")
+      yield* Effect.gen(function* () {
+        yield* TransferDownloads
+      }).pipe(
+        Effect.provide(
+          TransferDownloads.layer.pipe(
+            Layer.provide([
+              Layer.mock(TransferQueue, { stats: () => ({ running: 0, queued: 0, waitingForSpace: 0 }) }),
+              LocalOps.layer(root),
+              Store.layer.pipe(Layer.provide(Database.layer(Path.join(root, ".state")))),
+              Layer.succeed(FileProgress, FileProgress.of({ report: () => Effect.void })),
+              Layer.succeed(ProgressTracker, makeProgressTracker())
+            ])
+          )
+        )
+      )
+      assert.isFalse(Fs.existsSync(Path.join(root, LEGACY_STAGING_DIR)))
+      assert.strictEqual(Fs.readFileSync(Path.join(root, ".dlsync", "partial", "f2"), "utf8"), "current partial data")
       Fs.rmSync(root, { recursive: true, force: true })
     })
   )
