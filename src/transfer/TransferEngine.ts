@@ -4,8 +4,9 @@
  *   journal.load ─► free space? ─► attempt ──────────────────────────────► finalize
  *                       │            │ link (cached until near expiry)       size check
  *                       │            │ N segment workers ─► leanGet (http) ─► fd  futimes, fsync
- *                       │            │      or rangeGet (undici: https…)     rename, fsync(dir)
- *                       │            │   └ work stealing: split the largest  journal.remove
+ *                       │            │      or rangeGet (undici: https…)     land (localOps: checked
+ *                       │            │   └ work stealing: split the largest  rename, fsync(dir))
+ *                       │            │                                       journal.remove
  *                       │            │ committer: fdatasync ─► journal.save
  *                       │            ▼
  *                       │         fault ─► link: fresh link · restart: from zero
@@ -42,7 +43,6 @@ import { LocalOpError, land, resolveInRoot } from "../sync/localOps.ts"
 import type { LocalStat } from "../sync/model.ts"
 import { DLSYNC_DIR } from "../sync/tree.ts"
 import { Bandwidth } from "./Bandwidth.ts"
-import { makeDirSyncer } from "./dirSyncer.ts"
 import type { Validators } from "./judgeResponse.ts"
 import { LeanPool, leanGet } from "./leanGet.ts"
 import { type FileProgress, ProgressTracker } from "./ProgressTracker.ts"
@@ -146,7 +146,6 @@ export class TransferEngine extends Context.Service<
           ),
           linkCache: new Map(),
           undiciOrigins: new Set(),
-          dirSyncer: makeDirSyncer((dir) => fs.fsyncDir(dir)),
           knownDirs: new Set(),
           freeCache: new Map()
         }
@@ -181,8 +180,6 @@ interface Deps {
   readonly linkCache: Map<string, { readonly link: DownloadLink; readonly obtainedAt: number }>
   /** Origins whose responses the lean reader handed back (chunked…): undici from then on. */
   readonly undiciOrigins: Set<string>
-  /** Directory fsyncs, coalesced per directory. */
-  readonly dirSyncer: ReturnType<typeof makeDirSyncer>
   /** Partial directories known to exist. */
   readonly knownDirs: Set<string>
   /** The last statfs per root, reused for `FREE_SPACE_TTL_MS`. */
