@@ -149,6 +149,28 @@ describe("executePlan", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("settles no interrupted operation from a root that looks unmounted", () => {
+    const { root, layer, pass } = setup()
+    const f = file("f", "film.mkv", null, { size: 3 })
+    return Effect.gen(function* () {
+      yield* pass([f])
+      const store = yield* Store
+      const ino = Fs.lstatSync(Path.join(root, "film.mkv"), { bigint: true }).ino
+      yield* store.pendingOp.begin({ op: "trash", remoteId: "f", from: "film.mkv", to: null, ino })
+      // The disk went away: an empty mount point, where the file would look trashed.
+      Fs.rmSync(root, { recursive: true })
+      Fs.mkdirSync(root)
+      const error = yield* Effect.flip(pass([f]))
+      assert.strictEqual(error._tag, "RootUnavailable")
+      assert.deepStrictEqual(
+        (yield* store.local.all).map((e) => e.path),
+        ["film.mkv"],
+        "the entry is not dropped"
+      )
+      assert.isTrue(Option.isSome(yield* store.pendingOp.get), "the intent waits for the real root")
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("lands hostile remote names inside the root, under safe names", () => {
     const { root, layer, pass } = setup()
     const evil = folder("e", "..")
