@@ -12,7 +12,7 @@
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option, Predicate } from "effect"
-import { Command } from "effect/cli"
+import { type CliError, Command } from "effect/cli"
 import type { ApiError } from "./api/ApiError.ts"
 import { apiFailureMessage } from "./cli/apiFailureMessage.ts"
 import { ConfigLoader, loadOnce } from "./cli/commandConfig.ts"
@@ -75,61 +75,57 @@ const logging = Layer.unwrap(
   )
 )
 
+/** Every failure a command may end with; CliError is the parser's own (printed with the help text). */
+type Failure = Effect.Error<ReturnType<typeof cli>>
+
+/**
+ * The exit code of each expected failure, by its tag: the one table (a new failure that is
+ * missing here does not compile). ApiError's code depends on its reason (apiExitCode).
+ */
+const EXIT_CODES = {
+  ConfigError: ExitCode.config,
+  NoState: ExitCode.config,
+  RootUnavailable: ExitCode.config,
+  LocalOpError: ExitCode.config,
+  StoreOpenError: ExitCode.config,
+  SchemaTooNew: ExitCode.config,
+  TokenStoreError: ExitCode.config,
+  HealthServerError: ExitCode.config,
+  StoreDamaged: ExitCode.config,
+  EmulatorStartError: ExitCode.temporary,
+  InstanceLocked: ExitCode.temporary,
+  StateDiskFull: ExitCode.temporary,
+  NotEnoughSpace: ExitCode.temporary,
+  LoginRequired: ExitCode.auth,
+  DeviceLoginFailed: ExitCode.auth,
+  ItemsFailed: ExitCode.itemsFailed,
+  UsageError: ExitCode.usage,
+  NothingToRestore: ExitCode.usage
+} as const satisfies Record<Exclude<Failure, CliError.CliError | ApiError>["_tag"], ExitCode>
+
+const isExpected = (error: Failure): error is Extract<Failure, { readonly _tag: keyof typeof EXIT_CODES }> =>
+  Object.hasOwn(EXIT_CODES, error._tag)
+
 const program = cli(args).pipe(
   Effect.as(ExitCode.ok),
   Effect.catch((error) =>
     Effect.gen(function* () {
-      switch (error._tag) {
-        case "ConfigError":
-          for (const line of error.message.split("\n")) yield* Console.error(`dlsync: configuration error: ${line}`)
-          return ExitCode.config
-        case "NoState":
-          yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.config
-        case "EmulatorStartError":
-          yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.temporary
-        case "RootUnavailable":
-        case "LocalOpError":
-        case "StoreOpenError":
-        case "SchemaTooNew":
-        case "TokenStoreError":
-          yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.config
-        case "HealthServerError":
-          yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.config
-        case "StoreDamaged":
-          yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.config
-        case "InstanceLocked":
-        case "StateDiskFull":
-        case "NotEnoughSpace":
-          yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.temporary
-        case "LoginRequired":
-        case "DeviceLoginFailed":
-          yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.auth
-        case "ItemsFailed":
-          yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.itemsFailed
-        case "UsageError":
-        case "NothingToRestore":
-          yield* Console.error(`dlsync: ${error.message}`)
-          return ExitCode.usage
-        case "ApiError": {
-          const baseUrl = yield* configLoader(configPath).pipe(
-            Effect.map((config) => config.service.base_url),
-            Effect.option
-          )
-          yield* Console.error(`dlsync: ${apiFailureMessage(error, Option.getOrUndefined(baseUrl))}`)
-          return apiExitCode(error)
-        }
-        default:
-          // Command-line parse errors: the CLI has already printed them with the help text.
-          return ExitCode.usage
+      if (error._tag === "ApiError") {
+        const baseUrl = yield* configLoader(configPath).pipe(
+          Effect.map((config) => config.service.base_url),
+          Effect.option
+        )
+        yield* Console.error(`dlsync: ${apiFailureMessage(error, Option.getOrUndefined(baseUrl))}`)
+        return apiExitCode(error)
       }
+      // Command-line parse errors: the CLI has already printed them with the help text.
+      if (!isExpected(error)) return ExitCode.usage
+      const lines =
+        error._tag === "ConfigError"
+          ? error.message.split("\n").map((l) => `configuration error: ${l}`)
+          : [error.message]
+      for (const line of lines) yield* Console.error(`dlsync: ${line}`)
+      return EXIT_CODES[error._tag]
     })
   ),
   Effect.catchDefect((defect) => storeDefect(defect)),

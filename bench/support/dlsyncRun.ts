@@ -9,6 +9,7 @@
  * With `progress: true`, prints `progress <bytes>` lines every 20 ms (for the resume run).
  *   node dlsyncRun.mjs '<DlsyncJob JSON>'
  */
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Layer, Redacted } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
@@ -114,6 +115,8 @@ const program = Effect.gen(function* () {
       process.stdout.write(`progress ${progress.snapshot(Date.now()).overall.done}\n`)
     }, 20)
   }
+  // The engine lands only into an existing folder (the mirror's plan makes folders first).
+  for (const f of job.files) Fs.mkdirSync(Path.dirname(Path.join(job.root, "out", f.path)), { recursive: true })
   const measure = startSelfMeasure()
   const results = yield* Effect.forEach(
     job.files,
@@ -123,7 +126,8 @@ const program = Effect.gen(function* () {
         size: f.size,
         remoteMtime: new Date("2024-01-01T00:00:00Z"),
         root: job.root,
-        finalPath: Path.join(job.root, "out", f.path)
+        path: `out/${f.path}`,
+        replace: null
       }),
     // Fed a little ahead of the queue's slots, as the mirror engine would.
     { concurrency: Math.max(4, 4 * (options.concurrency ?? 3)) }

@@ -1,5 +1,6 @@
 /**
- * The one place where failures become exit codes (sysexits, as systemd and cron expect):
+ * The exit codes (sysexits, as systemd and cron expect); main.ts maps each failure to one of
+ * them in one table:
  * 0 mirror matches · 1 some items failed · 64 usage · 70 software (a defect in dlsync,
  * never an expected failure) · 75 temporary (service unreachable, another instance holds
  * the lock, the emulator's port in use) · 77 authentication needed · 78 configuration (also

@@ -33,7 +33,7 @@
  *   entries are read by separate calls), and the daemon starts a reconcile only after a
  *   catch-up that completed. So no removal is planned from a listing under way.
  * - Only the downloads overlap catch-ups, and they use the plan's remote item, not the row:
- *   a file lands only through LocalOps.land, which re-checks that the path still holds what
+ *   a file lands only through localOps `land`, which re-checks that the path still holds what
  *   the plan expected; its entry records the remote version it was planned for, so an
  *   item the catch-up changed meanwhile has new content for the next plan, and one it
  *   deleted fails its link (404) or lands and is trashed by the next plan (ours, unchanged,

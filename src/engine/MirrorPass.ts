@@ -1,15 +1,16 @@
 /**
- * One mirror pass: the store catches up with the account, then the root is brought in line
- * by the sync core (src/sync/pass.ts), and the downloads it queued are carried out.
+ * One mirror pass: the store catches up with the account (feed), the root is brought in line
+ * by the sync core (sync/pass.ts: plan and local actions, returning the downloads it needs),
+ * and the downloads are carried out and recorded (TransferDownloads).
  *
- *   RemoteSync.catchUp ─► checkRoot ─► case probe ─► runPass ──────────────► TransferDownloads.drain
- *   (pages → store)       (marker)                   recover · scan · plan     transfer engine
- *                                                    · local actions           ─► LocalOps.land
+ *   RemoteSync.catchUp ─► runPass ──────────────────────────► TransferDownloads.download
+ *   (pages → store)       checkRoot · case probe · recover     transfer engine (lands in place)
+ *                         · scan · plan · local actions        ─► recordDownload (store + app state)
  *                                   └──────────► one summary event per pass ◄─────────┘
  *
  * Invariants:
  * - The root is checked before anything is read or created in it (RootUnavailable when it
- *   looks unmounted); the case probe runs only after that check.
+ *   looks unmounted), once per pass, by runPass.
  * - A catch-up and the making of a plan (with its local actions) never overlap: the plan reads
  *   the feed state, the remote items and the local entries in separate calls, so it must not
  *   see a catch-up between pages. The downloads may overlap catch-ups (the daemon polls while
@@ -25,9 +26,7 @@ import { Context, DateTime, Effect, Layer, Semaphore } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { type PassFailure, Store } from "../store/Store.ts"
-import { detectCaseInsensitive } from "../sync/caseSensitivity.ts"
-import type { DownloadQueue } from "../sync/executor.ts"
-import { type LocalOpError, LocalOps, type RootUnavailable } from "../sync/localOps.ts"
+import type { LocalOpError, LocalOps, RootUnavailable } from "../sync/localOps.ts"
 import { runPass } from "../sync/pass.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
 import type { Action, SkipCode } from "../sync/planner.ts"
@@ -102,17 +101,16 @@ export class MirrorPass extends Context.Service<
   static readonly layer: Layer.Layer<
     MirrorPass,
     never,
-    Store | RemoteSync | TransferDownloads | DownloadQueue | LocalOps | EngineSettings | FileProgress
+    Store | RemoteSync | TransferDownloads | LocalOps | EngineSettings | FileProgress
   > = Layer.effect(
     MirrorPass,
     Effect.gen(function* () {
       const store = yield* Store
       const remoteSync = yield* RemoteSync
       const downloads = yield* TransferDownloads
-      const ops = yield* LocalOps
       const settings = yield* EngineSettings
       const progress = yield* FileProgress
-      const context = yield* Effect.context<Store | LocalOps | DownloadQueue>()
+      const context = yield* Effect.context<Store | LocalOps>()
       // Held by each catch-up, and by each plan with its local actions (not its downloads).
       const remoteTurn = yield* Semaphore.make(1)
       const catchUp = (options: CatchUpOptions) => Semaphore.withPermit(remoteTurn, remoteSync.catchUp(options))
@@ -147,19 +145,16 @@ export class MirrorPass extends Context.Service<
       })
 
       const reconcile = Effect.fn("MirrorPass.reconcile")(function* (options: ReconcileOptions) {
-        // The root first: the case probe writes under .dlsync, which an unmounted root must not get.
-        yield* ops.checkRoot((yield* store.local.count) > 0)
-        const caseInsensitive = yield* detectCaseInsensitive().pipe(Effect.provide(context))
         const now = DateTime.toDateUtc(yield* DateTime.now)
         const pass = yield* runPass({
-          config: planConfigOf(settings.mirror, caseInsensitive),
+          config: (caseInsensitive) => planConfigOf(settings.mirror, caseInsensitive),
           now,
           trashDays: settings.trashDays,
           allowBigDelete: options.allowBigDelete
         }).pipe(Effect.provide(context), Semaphore.withPermit(remoteTurn))
         yield* reportSkips(pass.actions)
-        yield* warnUnmatchedFilters(caseInsensitive)
-        const queued = pass.actions.filter((a) => a._tag === "Download")
+        yield* warnUnmatchedFilters(pass.caseInsensitive)
+        const queued = pass.execution.downloads
         if (options.onPlan !== undefined) {
           yield* options.onPlan({
             actions: pass.actions.filter((a) => a._tag !== "Skip").length,
@@ -167,7 +162,7 @@ export class MirrorPass extends Context.Service<
             bytes: queued.reduce((n, d) => n + d.item.size, 0)
           })
         }
-        const drained = yield* downloads.drain
+        const drained = yield* downloads.download(queued)
 
         const failures: Array<ItemFailure> = []
         for (const o of pass.execution.failed) {

@@ -1,133 +1,121 @@
 /**
- * The executor's DownloadQueue over the transfer engine: the executor enqueues during a
- * pass, the pass then drains the batch and waits for every file's outcome.
+ * The transfer step of a pass: carries out the downloads the local pass returned, each
+ * through the transfer engine, and hands each outcome to the record step at once.
  *
- *   executor ─► enqueue (one per remote id) ─► drain ─► TransferQueue.submit
- *                                                         │ verified file renamed to
- *                                                         │ .dlsync/partial/landing/<id>.landed
- *                                                         ▼
- *                              LocalOps.land (checked: the target still holds what the plan
- *                              expected, folders are real) ─► landed(lstat) │ failed(reason)
+ *   downloads ─► (one fiber each) ─► landed before a crash? ─► recordDownload
+ *                                  └► TransferQueue.submit ─► engine fetches, verifies, lands
+ *                                       in place (localOps `land`) ─► Landed | Failed ─► recordDownload
  *
- * Each file's app state follows it (FileProgress, never waited on): queued at enqueue,
- * downloading with its bytes (sampled every PROGRESS_SAMPLE_MS; the writer coalesces),
- * complete once landed, failed with the reason when the transfer parks or landing fails.
+ * Each file's app state follows it (FileProgress, never waited on): queued when the batch
+ * starts, downloading with its bytes (sampled every PROGRESS_SAMPLE_MS; the writer
+ * coalesces), then complete or failed with the reason (recordDownload).
  *
  * Invariants:
- * - A file reaches its mirror path only through LocalOps.land, which never replaces anything
- *   but what the plan expected; the transfer engine writes only under `.dlsync/partial`.
- * - Every enqueued request ends in exactly one `landed` or `failed` before `drain` returns,
- *   except a file the service's rate limit holds longer than the engine waits (run --once):
- *   it is neither, and once every other file has its outcome the drain fails with that
- *   rate limit (exit 75); the next run takes the file up again, from its partial data.
+ * - A file reaches its mirror path only through the transfer engine's landing, which never
+ *   replaces anything but what the plan expected (`action.replace`).
+ * - A file landed before a crash but not yet recorded (the entry still pending with nothing
+ *   written, the file at its path with the remote size and mtime) is recognised by
+ *   `looksLanded` and recorded without downloading it again.
+ * - Every download ends in exactly one Landed or Failed before `download` returns, except a
+ *   file the service's rate limit holds longer than the engine waits (run --once): it is
+ *   neither, and once every other file has its outcome the step fails with that rate limit
+ *   (exit 75); the next run takes the file up again, from its partial data.
  */
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { ApiError, RateLimited } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
-import { looksLanded, type WrittenStat } from "../domain/LocalEntry.ts"
+import { looksLanded } from "../domain/LocalEntry.ts"
 import { Store } from "../store/Store.ts"
-import { DownloadQueue, type DownloadRequest } from "../sync/executor.ts"
+import type { DownloadAction } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import type { NotEnoughSpace } from "../transfer/NotEnoughSpace.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { rateLimitedUntilText } from "../transfer/progressView.ts"
-import { partialPathFor } from "../transfer/TransferEngine.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
+import { type DownloadOutcome, recordDownload } from "./recordDownload.ts"
 
-export interface DrainReport {
+export interface DownloadReport {
   readonly landed: number
   readonly bytes: number
   readonly failed: ReadonlyArray<{ readonly path: string; readonly remoteId: string; readonly reason: string }>
 }
 
-/**
- * The transfer engine's root for mirror downloads. The engine writes a finished file only
- * inside its root and outside that root's `.dlsync`, and LocalOps.land takes files only
- * from under `<root>/.dlsync/partial`: a stable folder there satisfies both (same file
- * system as the mirror, so landing is a rename; partial data resumes across runs).
- */
-export const STAGING_DIR = ".dlsync/partial/landing"
-
 /** How many downloads wait on the transfer queue at once (the queue bounds the transfers). */
-export const DRAIN_FIBERS = 64
+export const DOWNLOAD_FIBERS = 64
 
 /** The API operation download links come from (named in the rate-limit failure and metrics). */
 export const DOWNLOAD_LINK_OPERATION = "POST /files/{file}/download-link"
 
+/**
+ * Where earlier versions staged finished files (a second rename put them in place), with
+ * their partial data below it. Nothing goes there any more: removed when the step starts.
+ */
+export const LEGACY_STAGING_DIR = ".dlsync/partial/landing"
+
 /** How often the bytes of running downloads are sampled for app state. */
 export const PROGRESS_SAMPLE_MS = 1_000
+
+/** A download the service's rate limit holds beyond what the engine waits: no outcome yet. */
+interface HeldByRateLimit {
+  readonly _tag: "RateLimited"
+  readonly until: number
+}
 
 export class TransferDownloads extends Context.Service<
   TransferDownloads,
   {
     /**
-     * Downloads everything enqueued since the last drain; resolves when each has an outcome.
-     * Fails with RateLimited when the service's rate limit held files longer than the engine
-     * waits, and with NotEnoughSpace, stopping the other downloads, when the queue does not wait
+     * Downloads and records each of `downloads`; resolves when each has its outcome. Fails
+     * with RateLimited when the service's rate limit held files longer than the engine waits, and with NotEnoughSpace, stopping the other downloads, when the queue does not wait
      * for room.
      */
-    readonly drain: Effect.Effect<DrainReport, ApiError | NotEnoughSpace>
+    readonly download: (
+      downloads: ReadonlyArray<DownloadAction>
+    ) => Effect.Effect<DownloadReport, ApiError | NotEnoughSpace>
   }
 >()("dlsync/engine/TransferDownloads") {
-  /** Provides both the executor's DownloadQueue and the drain. */
   static readonly layer: Layer.Layer<
-    TransferDownloads | DownloadQueue,
+    TransferDownloads,
     never,
     TransferQueue | LocalOps | Store | ProgressTracker | FileProgress
-  > = Layer.effectContext(
+  > = Layer.effect(
+    TransferDownloads,
     Effect.gen(function* () {
       const queue = yield* TransferQueue
       const ops = yield* LocalOps
       const store = yield* Store
       const tracker = yield* ProgressTracker
       const progress = yield* FileProgress
-      const batch = new Map<string, DownloadRequest>()
-      const staging = NodePath.join(ops.root, STAGING_DIR)
-
-      const recordFailed = (request: DownloadRequest, reason: string) =>
-        Effect.andThen(
-          request.failed(reason),
-          progress.report(request.action.item.id, {
-            state: "failed",
-            bytes: 0,
-            size: request.action.item.size,
-            path: request.action.path,
-            error: reason
-          })
-        )
-      const recordLanded = (request: DownloadRequest, stat: WrittenStat) =>
-        Effect.andThen(
-          request.landed(stat),
-          progress.report(request.action.item.id, {
-            state: "complete",
-            bytes: stat.size,
-            size: request.action.item.size,
-            path: request.action.path
-          })
-        )
+      const context = yield* Effect.context<Store | FileProgress>()
+      yield* Effect.ignore(
+        Effect.try(() => Fs.rmSync(NodePath.join(ops.root, LEGACY_STAGING_DIR), { recursive: true, force: true }))
+      )
 
       /** Reports the bytes of this batch's running downloads, until interrupted. */
-      const sample = (requests: ReadonlyMap<string, DownloadRequest>) =>
+      const sample = (byId: ReadonlyMap<string, DownloadAction>) =>
         Effect.forever(
           Effect.gen(function* () {
             yield* Effect.sleep(Duration.millis(PROGRESS_SAMPLE_MS))
             for (const file of tracker.snapshot(yield* Clock.currentTimeMillis).files) {
-              const request = requests.get(file.fileId)
-              if (request === undefined) continue
-              yield* progress.report(request.action.item.id, {
+              const action = byId.get(file.fileId)
+              if (action === undefined) continue
+              yield* progress.report(action.item.id, {
                 state: "downloading",
                 bytes: file.done,
                 size: file.size,
-                path: request.action.path
+                path: action.path
               })
             }
           })
         )
 
-      const one = Effect.fnUntraced(function* (request: DownloadRequest) {
-        const { item, path, replace } = request.action
+      /** Fetches one file (or finds it landed before a crash): its outcome, or the rate limit that holds it. */
+      const transfer = Effect.fnUntraced(function* (
+        action: DownloadAction
+      ): Effect.fn.Return<DownloadOutcome | HeldByRateLimit, NotEnoughSpace> {
+        const { item, path, replace } = action
         if (replace === null) {
           // A crash after a landing, before the store recorded it, leaves the verified file
           // in place with the remote size and the mtime the transfer engine set.
@@ -140,99 +128,79 @@ export class TransferDownloads extends Context.Service<
             entry.value.written === null &&
             looksLanded(there, item)
           ) {
-            yield* recordLanded(request, { size: there.size, mtimeNs: there.mtimeNs, ino: there.ino })
-            return null
+            return { _tag: "Landed", action, written: { size: there.size, mtimeNs: there.mtimeNs, ino: there.ino } }
           }
         }
-        const staged = NodePath.join(staging, `${NodePath.basename(partialPathFor(item.id))}.landed`)
         const result = yield* queue.submit({
           fileId: item.id,
           size: item.size,
           remoteMtime: new Date(item.updatedAt),
-          root: staging,
-          finalPath: staged,
-          name: path
+          root: ops.root,
+          path,
+          replace
         })
-        if (result._tag === "Parked") {
-          yield* recordFailed(request, result.reason)
-          return { path, remoteId: item.id, reason: result.reason }
+        switch (result._tag) {
+          case "Completed": {
+            const { size, mtimeNs, ino } = result.written
+            return { _tag: "Landed", action, written: { size, mtimeNs, ino } }
+          }
+          case "Parked":
+            return { _tag: "Failed", action, reason: result.reason }
+          case "RateLimited":
+            return { _tag: "RateLimited", until: result.until }
         }
-        if (result._tag === "RateLimited") return result
-        const landed = yield* Effect.result(ops.land(staged, path, replace))
-        if (landed._tag === "Failure") {
-          yield* Effect.sync(() => Fs.rmSync(staged, { force: true }))
-          yield* recordFailed(request, landed.failure.message)
-          return { path, remoteId: item.id, reason: landed.failure.message }
-        }
-        const stat = landed.success
-        yield* recordLanded(request, { size: stat.size, mtimeNs: stat.mtimeNs, ino: stat.ino })
-        return null
       })
 
-      const drain = Effect.gen(function* () {
-        const requests = [...batch.values()]
-        batch.clear()
-        if (requests.length === 0) return { landed: 0, bytes: 0, failed: [] }
-        const ready = yield* Effect.result(ops.mkdirp(STAGING_DIR))
-        if (ready._tag === "Failure") {
-          const reason = `cannot prepare ${STAGING_DIR}: ${ready.failure.message}`
-          yield* Effect.forEach(requests, (r) => recordFailed(r, reason), { discard: true })
-          const report: DrainReport = {
-            landed: 0,
+      const one = (action: DownloadAction) =>
+        Effect.tap(transfer(action), (outcome) =>
+          outcome._tag === "RateLimited" ? Effect.void : recordDownload(outcome).pipe(Effect.provide(context))
+        )
+
+      const download = Effect.fn("TransferDownloads.download")(function* (downloads: ReadonlyArray<DownloadAction>) {
+        if (downloads.length === 0) return { landed: 0, bytes: 0, failed: [] } satisfies DownloadReport
+        for (const action of downloads) {
+          yield* progress.report(action.item.id, {
+            state: "queued",
             bytes: 0,
-            failed: requests.map((r) => ({ path: r.action.path, remoteId: r.action.item.id, reason }))
-          }
-          return report
+            size: action.item.size,
+            path: action.path
+          })
         }
-        const byId = new Map(requests.map((r) => [r.action.item.id, r]))
+        const byId = new Map(downloads.map((a) => [a.item.id, a]))
         const outcomes = yield* Effect.scoped(
           Effect.gen(function* () {
             yield* Effect.forkScoped(sample(byId))
-            return yield* Effect.forEach(requests, one, { concurrency: DRAIN_FIBERS })
+            return yield* Effect.forEach(downloads, one, { concurrency: DOWNLOAD_FIBERS })
           })
         )
-        const failed: Array<DrainReport["failed"][number]> = []
-        const limitedUntil: Array<number> = []
-        for (const o of outcomes) {
-          if (o === null) continue
-          if ("until" in o) limitedUntil.push(o.until)
-          else failed.push(o)
-        }
-        const limited = limitedUntil.length
-        if (limited > 0) {
+        const limitedUntil = outcomes.flatMap((o) => (o._tag === "RateLimited" ? [o.until] : []))
+        if (limitedUntil.length > 0) {
           const until = Math.max(...limitedUntil)
           return yield* new ApiError({
             operation: DOWNLOAD_LINK_OPERATION,
             reason: new RateLimited({
               status: 429,
-              message: `the service's rate limit holds download links until ${rateLimitedUntilText(until)}, longer than one run --once waits; ${limited} file(s) left for the next run (partial data kept)`,
+              message: `the service's rate limit holds download links until ${rateLimitedUntilText(until)}, longer than one run --once waits; ${limitedUntil.length} file(s) left for the next run (partial data kept)`,
               retryAfterMillis: Math.max(0, until - (yield* Clock.currentTimeMillis))
             })
           })
         }
-        const landed = requests.length - failed.length
-        const bytes = requests.reduce((n, r, i) => (outcomes[i] === null ? n + r.action.item.size : n), 0)
-        const report: DrainReport = { landed, bytes, failed }
+        const failed: Array<DownloadReport["failed"][number]> = []
+        let landed = 0
+        let bytes = 0
+        for (const o of outcomes) {
+          if (o._tag === "Landed") {
+            landed++
+            bytes += o.action.item.size
+          } else if (o._tag === "Failed") {
+            failed.push({ path: o.action.path, remoteId: o.action.item.id, reason: o.reason })
+          }
+        }
+        const report: DownloadReport = { landed, bytes, failed }
         return report
       })
 
-      return Context.make(TransferDownloads, TransferDownloads.of({ drain })).pipe(
-        Context.add(
-          DownloadQueue,
-          DownloadQueue.of({
-            enqueue: (request) =>
-              Effect.andThen(
-                Effect.sync(() => void batch.set(request.action.item.id, request)),
-                progress.report(request.action.item.id, {
-                  state: "queued",
-                  bytes: 0,
-                  size: request.action.item.size,
-                  path: request.action.path
-                })
-              )
-          })
-        )
-      )
+      return TransferDownloads.of({ download })
     })
   )
 }

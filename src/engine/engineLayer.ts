@@ -147,7 +147,8 @@ export const runLayer = (
     Layer.merge(liveTransfersPublisher),
     Layer.provideMerge(mirrorAppStateLayer(config)),
     Layer.provideMerge(transfers),
-    Layer.provideMerge(LocalOps.layer(config.mirror.root)),
+    // The mirror root enters once, with the settings: local operations and transfers take it from there.
+    Layer.provideMerge(Layer.unwrap(EngineSettings.use((settings) => Effect.succeed(LocalOps.layer(settings.root))))),
     Layer.provideMerge(EngineSettings.layer(config)),
     Layer.provide(api),
     Layer.provideMerge(storeLayer(config))

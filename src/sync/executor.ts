@@ -1,14 +1,16 @@
 /**
- * The executor: performs a plan's local actions on the mirror root through LocalOps, hands
- * downloads to the transfer queue, and records every outcome in the Store.
+ * The executor: performs a plan's local actions on the mirror root through LocalOps, records
+ * every outcome in the Store, and returns the downloads the plan needs (the transfer step,
+ * engine/TransferDownloads.ts, carries them out and records what comes back).
  *
  *   plan ─► executePlan ─┬─► LocalOps (mkdir, rename, conflict copy, trash, delete, rmdir)
- *                        ├─► DownloadQueue.enqueue ─► (later) landed / failed ─► Store
- *                        └─► Store (entries, markers, held deletes, events)
+ *                        ├─► Store (entries, markers, held deletes, events; a download's
+ *                        │   entry marked pending)
+ *                        └─► report.downloads
  *
  * Invariants:
- * - The root is checked (exists, marker present when files were mirrored) before any action;
- *   a root that goes missing midway stops the pass with RootUnavailable.
+ * - The caller has checked the root (sync/pass.ts); a root that goes missing midway stops
+ *   the pass with RootUnavailable.
  * - Actions run in plan order; a failed action is recorded (with its reason) and the pass
  *   goes on: an action that depended on it fails on its own checks, never blindly.
  * - The store changes only after the disk did. A rename, conflict copy, trash or delete is
@@ -16,10 +18,10 @@
  *   crash in between, `recoverInterrupted` (run before the next scan) finds by inode whether
  *   the operation happened and completes the store, so a moved file is never taken for one
  *   the user deleted.
- * - Downloads are only queued here; the entry keeps describing what is on disk until the
- *   queue reports the landed file.
+ * - Downloads are only returned here; the entry keeps describing what is on disk until the
+ *   transfer step records the landed file.
  */
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { FileId } from "../domain/FileId.ts"
 import {
   type LocalEntry,
@@ -35,25 +37,6 @@ import { type Action, type ActionTag, MOVING_DIR } from "./planner.ts"
 
 export type DownloadAction = Extract<Action, { readonly _tag: "Download" }>
 
-export interface DownloadRequest {
-  readonly action: DownloadAction
-  /**
-   * To call once the file is in place, with the lstat of the landed file. The queue lands a
-   * file with `LocalOps.land` (fsynced partial → checked rename → fsync(dir)), which refuses
-   * unless the path still holds what `action.replace` describes (null: nothing) and its
-   * folders are real folders, not symlinks.
-   */
-  readonly landed: (written: WrittenStat) => Effect.Effect<void>
-  /** To call when the download gives up for now; the reason is shown by `status`. */
-  readonly failed: (reason: string) => Effect.Effect<void>
-}
-
-/** The transfer queue as the executor sees it. `enqueue` is idempotent per remote id. */
-export class DownloadQueue extends Context.Service<
-  DownloadQueue,
-  { readonly enqueue: (request: DownloadRequest) => Effect.Effect<void> }
->()("dlsync/sync/DownloadQueue") {}
-
 export type OutcomeResult = "done" | "queued" | "failed" | "held" | "skipped"
 
 export interface Outcome {
@@ -68,6 +51,8 @@ export interface ExecutionReport {
   readonly counts: Readonly<Partial<Record<ActionTag, number>>>
   /** Trash days purged at the end of the pass. */
   readonly purged: ReadonlyArray<string>
+  /** The downloads the plan needs, in plan order (their entries are marked pending). */
+  readonly downloads: ReadonlyArray<DownloadAction>
 }
 
 export interface ExecuteOptions {
@@ -79,10 +64,9 @@ export interface ExecuteOptions {
 export const executePlan = Effect.fn("executePlan")(function* (
   actions: ReadonlyArray<Action>,
   options: ExecuteOptions
-): Effect.fn.Return<ExecutionReport, RootUnavailable | LocalOpError, Store | LocalOps | DownloadQueue> {
+): Effect.fn.Return<ExecutionReport, RootUnavailable | LocalOpError, Store | LocalOps> {
   const store = yield* Store
   const ops = yield* LocalOps
-  yield* ops.checkRoot((yield* store.local.count) > 0)
   const today = options.now.toISOString().slice(0, 10)
   const outcomes: Array<Outcome> = []
   let held = false
@@ -111,7 +95,13 @@ export const executePlan = Effect.fn("executePlan")(function* (
   const purged = yield* ops.purgeTrash(today, options.trashDays)
   const counts: Partial<Record<ActionTag, number>> = {}
   for (const o of outcomes) if (o.result !== "failed") counts[o.action._tag] = (counts[o.action._tag] ?? 0) + 1
-  return { outcomes, failed: outcomes.filter((o) => o.result === "failed"), counts, purged }
+  return {
+    outcomes,
+    failed: outcomes.filter((o) => o.result === "failed"),
+    counts,
+    purged,
+    downloads: outcomes.flatMap((o) => (o.result === "queued" && o.action._tag === "Download" ? [o.action] : []))
+  }
 })
 
 /**
@@ -158,7 +148,7 @@ const done: Done = { result: "done", detail: null }
 const perform = Effect.fnUntraced(function* (
   action: Action,
   today: string
-): Effect.fn.Return<Done, LocalOpError, Store | LocalOps | DownloadQueue> {
+): Effect.fn.Return<Done, LocalOpError, Store | LocalOps> {
   const store = yield* Store
   const ops = yield* LocalOps
   const log = (message: string, path: string | null) =>
@@ -241,7 +231,7 @@ const perform = Effect.fnUntraced(function* (
     case "Skip":
       return { result: "skipped", detail: action.reason }
     case "Download":
-      return yield* enqueue(action)
+      return yield* markPending(action)
   }
 })
 
@@ -266,47 +256,51 @@ const pendingOf = (
   expected: LocalStat
 ): PendingOp => ({ op, remoteId, from, to, ino: expected.ino })
 
-const enqueue = Effect.fnUntraced(function* (
-  action: DownloadAction
-): Effect.fn.Return<Done, never, Store | DownloadQueue> {
+const markPending = Effect.fnUntraced(function* (action: DownloadAction): Effect.fn.Return<Done, never, Store> {
   const store = yield* Store
-  const queue = yield* DownloadQueue
-  const previous = Option.getOrUndefined(yield* store.local.byRemoteId(action.item.id))
-  // While the download runs, the entry keeps describing what is on disk now (the old copy
-  // when replacing, nothing for a new file), so a pass in between destroys nothing.
-  const pending: LocalEntry = {
-    path: action.path,
-    remoteId: action.item.id,
-    type: "file",
-    written: action.replace === null || previous === undefined ? null : previous.written,
-    remote: previous !== undefined && action.replace !== null ? previous.remote : remoteVersionOf(action.item),
-    state: "pending",
-    attempts: previous?.attempts ?? 0,
-    lastError: previous?.lastError ?? null
-  }
-  yield* store.local.put(pending)
-  yield* queue.enqueue({
-    action,
-    landed: (written) => store.local.put(syncedFile(action.path, action.item, written)),
-    failed: (reason) =>
-      Effect.gen(function* () {
-        const current = Option.getOrUndefined(yield* store.local.byRemoteId(action.item.id))
-        yield* store.local.put({
-          ...(current ?? pending),
-          state: "failed",
-          attempts: (current?.attempts ?? 0) + 1,
-          lastError: reason
-        })
-        yield* store.events.append({
-          level: "error",
-          kind: "download_failed",
-          message: reason,
-          path: action.path,
-          remoteId: action.item.id
-        })
-      })
-  })
+  yield* store.local.put(pendingEntry(action, Option.getOrUndefined(yield* store.local.byRemoteId(action.item.id))))
   return { result: "queued", detail: null }
+})
+
+/**
+ * The entry of a file while its download runs: it keeps describing what is on disk now (the
+ * old copy when replacing, nothing for a new file), so a pass in between destroys nothing.
+ */
+const pendingEntry = (action: DownloadAction, previous: LocalEntry | undefined): LocalEntry => ({
+  path: action.path,
+  remoteId: action.item.id,
+  type: "file",
+  written: action.replace === null || previous === undefined ? null : previous.written,
+  remote: previous !== undefined && action.replace !== null ? previous.remote : remoteVersionOf(action.item),
+  state: "pending",
+  attempts: previous?.attempts ?? 0,
+  lastError: previous?.lastError ?? null
+})
+
+/** Records a landed download: the entry now describes the file the transfer engine wrote. */
+export const recordLanded = (action: DownloadAction, written: WrittenStat): Effect.Effect<void, never, Store> =>
+  Store.use((store) => store.local.put(syncedFile(action.path, action.item, written)))
+
+/** Records a download that gave up for now; the reason is shown by `status`. */
+export const recordFailed = Effect.fnUntraced(function* (
+  action: DownloadAction,
+  reason: string
+): Effect.fn.Return<void, never, Store> {
+  const store = yield* Store
+  const current = Option.getOrUndefined(yield* store.local.byRemoteId(action.item.id))
+  yield* store.local.put({
+    ...(current ?? pendingEntry(action, undefined)),
+    state: "failed",
+    attempts: (current?.attempts ?? 0) + 1,
+    lastError: reason
+  })
+  yield* store.events.append({
+    level: "error",
+    kind: "download_failed",
+    message: reason,
+    path: action.path,
+    remoteId: action.item.id
+  })
 })
 
 /** Records the remote fields of `item` on the entry at `path`; after a move, the size stays that of the content on disk. */

@@ -75,13 +75,6 @@ export class LocalOps extends Context.Service<
     /** Moves `path` into `.dlsync/trash/<date>/<path>`; returns where it went. */
     readonly trash: (path: string, expected: LocalStat, date: string) => Effect.Effect<string, LocalOpError>
     readonly remove: (path: string, expected: LocalStat) => Effect.Effect<void, LocalOpError>
-    /**
-     * Puts a finished download in place: `from` is an absolute path under `.dlsync/partial`
-     * (already fsynced); `to` must still hold what `replace` describes (null: nothing), and
-     * its folders must be real folders. Never replaces anything else. Returns the landed
-     * file's lstat, to be recorded as written.
-     */
-    readonly land: (from: string, to: string, replace: LocalStat | null) => Effect.Effect<LocalStat, LocalOpError>
     /** Removes an empty folder; false (and nothing done) when it holds anything. */
     readonly removeFolderIfEmpty: (path: string, expected: LocalStat) => Effect.Effect<boolean, LocalOpError>
     /** Deletes trash days older than `days` before `today` (YYYY-MM-DD); returns them. */
@@ -117,62 +110,101 @@ export const toLocalStat = (st: Fs.BigIntStats): LocalStat => ({
 
 // ---------------------------------------------------------------------------------------
 
+/**
+ * The absolute path of `rel` under `root`, after the containment checks every write goes
+ * through (the mirror's one containment check: local operations and landed downloads alike).
+ */
+export const resolveInRoot = (root: string, rel: string): string => {
+  const parts = rel.split("/")
+  if (
+    rel === "" ||
+    NodePath.isAbsolute(rel) ||
+    rel.includes("\0") ||
+    parts.some((p) => p === "" || p === "." || p === "..")
+  ) {
+    throw opError(rel, "outside_root", "not a clean path relative to the mirror root")
+  }
+  const full = NodePath.join(root, ...parts)
+  if (!isBelow(root, full)) {
+    throw opError(rel, "outside_root", "resolves outside the mirror root")
+  }
+  return full
+}
+
+/** Every ancestor of `rel` below the root must be a real directory (or, if `create`, is made one). */
+const checkAncestors = (root: string, rel: string, create: boolean): void => {
+  const parts = rel.split("/")
+  let current = root
+  for (let i = 0; i < parts.length - 1; i++) {
+    current = NodePath.join(current, parts[i]!)
+    const st = lstatOrUndefined(current)
+    const shown = parts.slice(0, i + 1).join("/")
+    if (st === undefined) {
+      if (!create) throw opError(rel, "missing", `folder ${shown} does not exist`)
+      Fs.mkdirSync(current)
+      continue
+    }
+    if (st.isSymbolicLink()) throw opError(rel, "symlink", `${shown} is a symlink: not followed`)
+    if (!st.isDirectory()) throw opError(rel, "not_a_directory", `${shown} is not a folder`)
+  }
+}
+
+const expect = (rel: string, full: string, expected: LocalStat): void => {
+  const st = lstatOrUndefined(full)
+  if (st === undefined) throw opError(rel, "missing", "no longer there")
+  const actual = toLocalStat(st)
+  if (!sameAsExpected(actual, expected)) {
+    throw opError(
+      rel,
+      "changed",
+      `changed since it was planned (${describeStat(actual)}, expected ${describeStat(expected)})`
+    )
+  }
+}
+
+/**
+ * Puts a finished download in place, the one rename a downloaded file makes: `from` is an
+ * absolute path under `<root>/.dlsync/partial` (already fsynced); `toRel` must still hold
+ * what `replace` describes (null: nothing, and nothing that appears meanwhile is replaced),
+ * and its folders must be real folders. The folder is fsynced after the rename. Returns the
+ * landed file's lstat, to be recorded as written.
+ */
+export const landFile = (root: string, from: string, toRel: string, replace: LocalStat | null): LocalStat => {
+  const to = resolveInRoot(root, toRel)
+  // Compared after normalizing: `<root>/.dlsync/partial/../../x` starts with the prefix too.
+  if (!isBelow(NodePath.join(root, DLSYNC_DIR, "partial"), NodePath.resolve(from))) {
+    throw opError(toRel, "outside_root", `${from} is not under .dlsync/partial`)
+  }
+  checkAncestors(root, toRel, false)
+  if (replace === null) moveFileNoReplace(from, to, toRel)
+  else {
+    expect(toRel, to, replace)
+    Fs.renameSync(from, to)
+  }
+  fsyncDirSync(NodePath.dirname(to))
+  return toLocalStat(Fs.lstatSync(to, { bigint: true }))
+}
+
+/** `landFile` as an effect: a refusal or an I/O error is a LocalOpError naming `toRel`. */
+export const land = (
+  root: string,
+  from: string,
+  toRel: string,
+  replace: LocalStat | null
+): Effect.Effect<LocalStat, LocalOpError> => runOp(toRel, () => landFile(root, from, toRel, replace))
+
+const runOp = <A>(rel: string, f: () => A): Effect.Effect<A, LocalOpError> =>
+  Effect.try({ try: f, catch: (e) => (e instanceof LocalOpError ? e : opError(rel, "io", describeError(e))) })
+
 const makeLocalOps = (root: string): LocalOps["Service"] => {
-  /** The absolute path of `rel`, after containment checks. */
-  const resolve = (rel: string): string => {
-    const parts = rel.split("/")
-    if (
-      rel === "" ||
-      NodePath.isAbsolute(rel) ||
-      rel.includes("\0") ||
-      parts.some((p) => p === "" || p === "." || p === "..")
-    ) {
-      throw opError(rel, "outside_root", "not a clean path relative to the mirror root")
-    }
-    const full = NodePath.join(root, ...parts)
-    if (!isBelow(root, full)) {
-      throw opError(rel, "outside_root", "resolves outside the mirror root")
-    }
-    return full
-  }
-
-  /** Every ancestor of `rel` below the root must be a real directory (or, if `create`, is made one). */
-  const checkAncestors = (rel: string, create: boolean): void => {
-    const parts = rel.split("/")
-    let current = root
-    for (let i = 0; i < parts.length - 1; i++) {
-      current = NodePath.join(current, parts[i]!)
-      const st = lstatOrUndefined(current)
-      const shown = parts.slice(0, i + 1).join("/")
-      if (st === undefined) {
-        if (!create) throw opError(rel, "missing", `folder ${shown} does not exist`)
-        Fs.mkdirSync(current)
-        continue
-      }
-      if (st.isSymbolicLink()) throw opError(rel, "symlink", `${shown} is a symlink: not followed`)
-      if (!st.isDirectory()) throw opError(rel, "not_a_directory", `${shown} is not a folder`)
-    }
-  }
-
-  const expect = (rel: string, full: string, expected: LocalStat): void => {
-    const st = lstatOrUndefined(full)
-    if (st === undefined) throw opError(rel, "missing", "no longer there")
-    const actual = toLocalStat(st)
-    if (!sameAsExpected(actual, expected)) {
-      throw opError(
-        rel,
-        "changed",
-        `changed since it was planned (${describeStat(actual)}, expected ${describeStat(expected)})`
-      )
-    }
-  }
+  const resolve = (rel: string): string => resolveInRoot(root, rel)
 
   /** rename(2) that never replaces: hard link + unlink for files, checked rename for folders. */
   const renameNoReplace = (fromRel: string, toRel: string, expected: LocalStat): void => {
     const from = resolve(fromRel)
     const to = resolve(toRel)
-    checkAncestors(fromRel, false)
-    checkAncestors(toRel, false)
+    checkAncestors(root, fromRel, false)
+    checkAncestors(root, toRel, false)
     expect(fromRel, from, expected)
     const existing = lstatOrUndefined(to)
     // A case-only rename on a case-insensitive root finds the source itself at the target.
@@ -184,8 +216,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
     fsyncDirSync(NodePath.dirname(to))
   }
 
-  const run = <A>(rel: string, f: () => A): Effect.Effect<A, LocalOpError> =>
-    Effect.try({ try: f, catch: (e) => (e instanceof LocalOpError ? e : opError(rel, "io", describeError(e))) })
+  const run = runOp
 
   return {
     root,
@@ -203,7 +234,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
         if (marker?.isFile()) return Effect.void
         if (mirrored) return Effect.fail(new RootUnavailable({ root, reason: "unmounted" }))
         return run(MARKER, () => {
-          checkAncestors(MARKER, true)
+          checkAncestors(root, MARKER, true)
           const full = resolve(MARKER)
           Fs.writeFileSync(full, "This folder is mirrored by dlsync. Its own files live under .dlsync/.\n", {
             flag: "wx",
@@ -215,7 +246,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
     mkdirp: (rel) =>
       run(rel, () => {
         const full = resolve(rel)
-        checkAncestors(rel, true)
+        checkAncestors(root, rel, true)
         const st = lstatOrUndefined(full)
         if (st === undefined) {
           Fs.mkdirSync(full)
@@ -225,22 +256,6 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
         return toLocalStat(Fs.lstatSync(full, { bigint: true }))
       }),
     rename: (from, to, expected) => run(from, () => renameNoReplace(from, to, expected)),
-    land: (from, toRel, replace) =>
-      run(toRel, () => {
-        const to = resolve(toRel)
-        // Compared after normalizing: `<root>/.dlsync/partial/../../x` starts with the prefix too.
-        if (!isBelow(NodePath.join(root, DLSYNC_DIR, "partial"), NodePath.resolve(from))) {
-          throw opError(toRel, "outside_root", `${from} is not under .dlsync/partial`)
-        }
-        checkAncestors(toRel, false)
-        if (replace === null) moveFileNoReplace(from, to, toRel)
-        else {
-          expect(toRel, to, replace)
-          Fs.renameSync(from, to)
-        }
-        fsyncDirSync(NodePath.dirname(to))
-        return toLocalStat(Fs.lstatSync(to, { bigint: true }))
-      }),
     trash: (rel, expected, date) =>
       run(rel, () => {
         resolve(rel)
@@ -250,14 +265,14 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
           const slash = target.lastIndexOf("/")
           target = target.slice(0, slash + 1) + withInfix(rel.slice(rel.lastIndexOf("/") + 1), ` (${++n})`)
         }
-        checkAncestors(target, true)
+        checkAncestors(root, target, true)
         renameNoReplace(rel, target, expected)
         return target
       }),
     remove: (rel, expected) =>
       run(rel, () => {
         const full = resolve(rel)
-        checkAncestors(rel, false)
+        checkAncestors(root, rel, false)
         expect(rel, full, expected)
         Fs.unlinkSync(full)
         fsyncDirSync(NodePath.dirname(full))
@@ -265,7 +280,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
     removeFolderIfEmpty: (rel, expected) =>
       run(rel, () => {
         const full = resolve(rel)
-        checkAncestors(rel, false)
+        checkAncestors(root, rel, false)
         expect(rel, full, expected)
         try {
           Fs.rmdirSync(full)
@@ -279,7 +294,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
     purgeTrash: (today, days) =>
       run(TRASH_DIR, () => {
         const dir = resolve(TRASH_DIR)
-        checkAncestors(TRASH_DIR, false)
+        checkAncestors(root, TRASH_DIR, false)
         const st = lstatOrUndefined(dir)
         if (st === undefined) return []
         if (!st.isDirectory()) throw opError(TRASH_DIR, "not_a_directory", "is not a folder")

@@ -4,8 +4,9 @@
  *   journal.load ─► free space? ─► attempt ──────────────────────────────► finalize
  *                       │            │ link (cached until near expiry)       size check
  *                       │            │ N segment workers ─► leanGet (http) ─► fd  futimes, fsync
- *                       │            │      or rangeGet (undici: https…)     rename, fsync(dir)
- *                       │            │   └ work stealing: split the largest  journal.remove
+ *                       │            │      or rangeGet (undici: https…)     land (localOps: checked
+ *                       │            │   └ work stealing: split the largest  rename, fsync(dir))
+ *                       │            │                                       journal.remove
  *                       │            │ committer: fdatasync ─► journal.save
  *                       │            ▼
  *                       │         fault ─► link: fresh link · restart: from zero
@@ -17,7 +18,9 @@
  *
  * Invariants:
  * - Bytes live only in `<root>/.dlsync/partial/<id>` until the file is complete; the final
- *   path is only ever touched by one atomic rename of a verified, fsynced file.
+ *   path is only ever touched by one checked rename of a verified, fsynced file (localOps
+ *   `land`: inside the root, real folders, never over anything but what the request
+ *   expects there), followed by an fsync of its folder.
  * - A journal record's durable bytes were fdatasynced before the record was saved, and at
  *   most two durability batches are ever written but not durable (writes wait otherwise).
  *   What was written beyond that survives a killed process, not a reboot: the written mark
@@ -27,8 +30,7 @@
  *   restarts from zero.
  * - The CDN gets no credential: requests carry only Host, Range, If-Range, Accept-Encoding
  *   and User-Agent, on connections of their own, and redirects are followed here.
- * - A file smaller than its segment threshold streams as one request; the caller decides
- *   that replacing what is at the final path is safe (the engine renames over it).
+ * - A file smaller than its segment threshold streams as one request.
  * - When the engine's fiber is interrupted, every request is aborted and every write has
  *   ended before the descriptor is closed.
  */
@@ -37,9 +39,11 @@ import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Fiber, Layer, Random, type Scope } from "effect"
 import { Agent } from "undici"
 import type { FileId } from "../domain/FileId.ts"
+import type { LocalStat } from "../domain/LocalEntry.ts"
 import { backoffDelay } from "../pacing/backoff.ts"
+import { LocalOpError, land, resolveInRoot } from "../sync/localOps.ts"
+import { DLSYNC_DIR } from "../sync/tree.ts"
 import { Bandwidth } from "./Bandwidth.ts"
-import { makeDirSyncer } from "./dirSyncer.ts"
 import { linkFor } from "./downloadLinks.ts"
 import { commit, commitLoop, markWriter } from "./durabilityCommitter.ts"
 import { freeSpace } from "./freeSpace.ts"
@@ -63,11 +67,17 @@ export interface TransferRequest {
   readonly size: number
   /** Set as the final file's mtime. */
   readonly remoteMtime: Date
-  /** The mirror root (absolute). */
+  /** The mirror root (absolute); partial data lives under its `.dlsync/partial`. */
   readonly root: string
-  /** Absolute, inside `root`. The caller has decided that replacing what is there is safe. */
-  readonly finalPath: string
-  /** For progress and logs; defaults to the path relative to the root. */
+  /** Where the file lands, relative to the root (`/`-separated); its folder must exist. */
+  readonly path: string
+  /**
+   * What `path` must still hold when the file lands (null: nothing). The landing is the
+   * checked rename of the local operations (sync/localOps.ts `land`): it never replaces
+   * anything else, and a refusal parks the file with the reason.
+   */
+  readonly replace: LocalStat | null
+  /** For progress and logs; defaults to `path`. */
   readonly name?: string
 }
 
@@ -75,7 +85,10 @@ export type TransferResult =
   | {
       readonly _tag: "Completed"
       readonly fileId: string
+      /** The request's `path`. */
       readonly path: string
+      /** The lstat of the landed file, to be recorded as written. */
+      readonly written: LocalStat
       /** Bytes received in this call (less than the size after a resume). */
       readonly fetched: number
       readonly attempts: number
@@ -127,7 +140,6 @@ export class TransferEngine extends Context.Service<
           ),
           linkCache: new Map(),
           undiciOrigins: new Set(),
-          dirSyncer: makeDirSyncer((dir) => fs.fsyncDir(dir)),
           knownDirs: new Set(),
           freeCache: new Map()
         }
@@ -147,7 +159,7 @@ export const partialPathFor = (fileId: string): string =>
 // ---------------------------------------------------------------------------------------
 
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
-/** Names taken in the partial folder by others (the engine's landing folder for finished files). */
+/** Names taken in the partial folder by others (the staging folder of earlier versions, until removed). */
 const RESERVED_NAMES = new Set(["landing"])
 
 // The retry loop and the finalize are here; the rest of a transfer is in its own files:
@@ -157,10 +169,10 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
   let active: FileProgress | undefined
   return Effect.gen(function* () {
     const { options, progress } = deps
-    const rel = NodePath.relative(request.root, request.finalPath)
-    const name = request.name ?? rel
-    if (!isInsideRoot(rel)) {
-      return parked(request.fileId, `final path ${request.finalPath} is not inside the mirror root`, 0)
+    const name = request.name ?? request.path
+    const inside = yield* Effect.result(Effect.try(() => resolveInRoot(request.root, request.path)))
+    if (inside._tag === "Failure" || request.path.split("/")[0] === DLSYNC_DIR) {
+      return parked(request.fileId, `final path ${request.path} is not inside the mirror root`, 0)
     }
     const partialRel = partialPathFor(request.fileId)
     const partialAbs = NodePath.join(request.root, partialRel)
@@ -203,6 +215,14 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
 
       const outcome = yield* Effect.result(attempt(deps, request, partialAbs, partialRel, state, fp))
       if (outcome._tag === "Success") {
+        const landed = outcome.success
+        if (landed instanceof LocalOpError) {
+          // The verified file may not go where it was meant to (something appeared there, a
+          // folder became a symlink…): dropped, as the next pass plans that path afresh.
+          progress.emit({ _tag: "Parked", fileId: request.fileId, name, reason: landed.message })
+          progress.end(fp, "parked")
+          return parked(request.fileId, landed.message, state.attempts + 1)
+        }
         progress.emit({
           _tag: "Finished",
           fileId: request.fileId,
@@ -215,7 +235,8 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
         return {
           _tag: "Completed",
           fileId: request.fileId,
-          path: request.finalPath,
+          path: request.path,
+          written: landed,
           fetched: fp.fetched,
           attempts: state.attempts + 1
         } satisfies TransferResult
@@ -302,7 +323,10 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
   )
 }
 
-/** One attempt: open, fetch every missing byte, and on success finalize. */
+/**
+ * One attempt: open, fetch every missing byte, and on success land the file. Returns the
+ * landed file's lstat, or the landing's refusal (the verified partial data is then dropped).
+ */
 const attempt = Effect.fnUntraced(function* (
   deps: Deps,
   request: TransferRequest,
@@ -310,7 +334,7 @@ const attempt = Effect.fnUntraced(function* (
   partialRel: string,
   state: FileState,
   fp: FileProgress
-): Effect.fn.Return<void, TransferFault, Scope.Scope> {
+): Effect.fn.Return<LocalStat | LocalOpError, TransferFault, Scope.Scope> {
   const { options, fs } = deps
   const target = partialFile(request, partialRel, partialAbs)
   const partialDir = NodePath.dirname(partialAbs)
@@ -361,7 +385,7 @@ const attempt = Effect.fnUntraced(function* (
     }
   }
 
-  // Finalize: verified size, mtime, fsync, close, atomic rename, fsync of the directory.
+  // Finalize: verified size, mtime, fsync, close, checked rename into place, fsync of its folder.
   if (!allWritten(segments) || writtenBytes(segments) !== request.size) {
     return yield* fault("fatal", "internal: finished with bytes missing")
   }
@@ -373,20 +397,18 @@ const attempt = Effect.fnUntraced(function* (
   yield* io("fsync", () => fs.fsync(file.fd))
   file.open = false
   yield* io("close", () => fs.close(file.fd))
-  const dir = NodePath.dirname(request.finalPath)
-  // Parents are created only when the rename says they are missing.
-  const renamed = yield* Effect.result(io("rename", () => fs.rename(partialAbs, request.finalPath)))
-  if (renamed._tag === "Failure") {
-    yield* io("mkdir", () => fs.mkdirp(dir))
-    yield* io("rename", () => fs.rename(partialAbs, request.finalPath))
+  const landed = yield* Effect.result(land(request.root, partialAbs, request.path, request.replace))
+  if (landed._tag === "Failure" && landed.failure.reason === "io") {
+    return yield* fault("transient", `landing: ${landed.failure.message}`)
   }
-  yield* io("fsync dir", () => deps.dirSyncer.sync(dir))
+  if (landed._tag === "Failure") yield* Effect.ignore(io("unlink", () => fs.unlink(partialAbs)))
   if (!small) yield* Effect.ignore(io("unlink", () => fs.unlink(markPathFor(partialAbs))))
   deps.linkCache.delete(request.fileId)
   if (state.journaled) {
     yield* deps.journal.remove(request.fileId)
     state.journaled = false
   }
+  return landed._tag === "Success" ? landed.success : landed.failure
 }, Effect.scoped)
 
 const partialFile = (request: TransferRequest, partialRel: string, partialAbs: string): PartialFile => ({
@@ -395,12 +417,6 @@ const partialFile = (request: TransferRequest, partialRel: string, partialAbs: s
   partialRel,
   partialAbs
 })
-
-const isInsideRoot = (rel: string): boolean =>
-  rel !== "" &&
-  !NodePath.isAbsolute(rel) &&
-  rel.split(NodePath.sep)[0] !== ".." &&
-  rel.split(NodePath.sep)[0] !== ".dlsync"
 
 const parked = (fileId: string, reason: string, attempts: number): TransferResult => ({
   _tag: "Parked",

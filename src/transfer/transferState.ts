@@ -5,7 +5,6 @@
 import { Effect } from "effect"
 import type { Agent } from "undici"
 import type { Bandwidth } from "./Bandwidth.ts"
-import type { makeDirSyncer } from "./dirSyncer.ts"
 import type { LeanPool } from "./leanPool.ts"
 import type { ProgressTracker } from "./ProgressTracker.ts"
 import type { DurableSegment, Segment } from "./segments.ts"
@@ -27,8 +26,6 @@ export interface Deps {
   readonly linkCache: Map<string, { readonly link: DownloadLink; readonly obtainedAt: number }>
   /** Origins whose responses the lean reader handed back (chunked…): undici from then on. */
   readonly undiciOrigins: Set<string>
-  /** Directory fsyncs, coalesced per directory. */
-  readonly dirSyncer: ReturnType<typeof makeDirSyncer>
   /** Partial directories known to exist. */
   readonly knownDirs: Set<string>
   /** The last statfs per root, reused for `FREE_SPACE_TTL_MS`. */

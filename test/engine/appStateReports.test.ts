@@ -7,7 +7,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { FileId } from "../../src/api/schemas/common.ts"
 import { AppStateWriter } from "../../src/appstate/AppStateWriter.ts"
@@ -17,7 +17,7 @@ import type { LocalStat } from "../../src/domain/LocalEntry.ts"
 import { PROGRESS_SAMPLE_MS, TransferDownloads } from "../../src/engine/TransferDownloads.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
-import { type DownloadAction, DownloadQueue } from "../../src/sync/executor.ts"
+import type { DownloadAction } from "../../src/sync/executor.ts"
 import { LocalOps } from "../../src/sync/localOps.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import type { TransferRequest } from "../../src/transfer/TransferEngine.ts"
@@ -40,7 +40,6 @@ describe("TransferDownloads → FileProgress", () => {
       const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-reports-"))
       const tracker = makeProgressTracker()
       const reports: Array<readonly [string, FileReport]> = []
-      const outcomes: Array<string> = []
       const downloading = yield* Deferred.make<void>()
 
       const submit = (request: TransferRequest): Effect.Effect<QueuedResult> =>
@@ -51,7 +50,14 @@ describe("TransferDownloads → FileProgress", () => {
               yield* Deferred.succeed(downloading, undefined)
               yield* Effect.sleep(PROGRESS_SAMPLE_MS * 1.5)
               tracker.end(p, "completed")
-              return { _tag: "Completed", fileId: "a", path: request.finalPath, fetched: 1000, attempts: 1 }
+              return {
+                _tag: "Completed",
+                fileId: "a",
+                path: request.path,
+                written: stat(1000),
+                fetched: 1000,
+                attempts: 1
+              }
             })
           : Effect.succeed({ _tag: "Parked", fileId: request.fileId, reason: "gone on the CDN", attempts: 3 })
       const queue = Layer.succeed(
@@ -60,9 +66,7 @@ describe("TransferDownloads → FileProgress", () => {
       )
       const ops = Layer.mock(LocalOps, {
         root,
-        lstat: () => Effect.succeed(undefined),
-        mkdirp: () => Effect.succeed(stat(0)),
-        land: () => Effect.succeed(stat(1000))
+        lstat: () => Effect.succeed(undefined)
       })
       // A real, empty store: no entry records an earlier landing.
       const store = Store.layer.pipe(Layer.provide(Database.layer(Path.join(root, "state"))))
@@ -71,33 +75,33 @@ describe("TransferDownloads → FileProgress", () => {
         FileProgress.of({ report: (id, r) => Effect.sync(() => void reports.push([id, r])) })
       )
       const layer = TransferDownloads.layer.pipe(
-        Layer.provide([queue, ops, store, progress, Layer.succeed(ProgressTracker, tracker)])
+        Layer.provide([queue, ops, progress, Layer.succeed(ProgressTracker, tracker)]),
+        Layer.provideMerge(store)
       )
 
       const drained = yield* Effect.forkChild(
         Effect.gen(function* () {
-          const q = yield* DownloadQueue
-          for (const [id, path] of [
-            ["a", "Movies/a.mkv"],
-            ["b", "b.txt"]
-          ] as const) {
-            yield* q.enqueue({
-              action: download(id, path, 1000),
-              landed: () => Effect.sync(() => void outcomes.push(`${id} landed`)),
-              failed: (reason) => Effect.sync(() => void outcomes.push(`${id} failed: ${reason}`))
-            })
+          const report = yield* (yield* TransferDownloads).download([
+            download("a", "Movies/a.mkv", 1000),
+            download("b", "b.txt", 1000)
+          ])
+          const store = yield* Store
+          return {
+            report,
+            a: Option.getOrThrow(yield* store.local.byRemoteId(fid("a"))),
+            b: Option.getOrThrow(yield* store.local.byRemoteId(fid("b")))
           }
-          return yield* (yield* TransferDownloads).drain
         }).pipe(Effect.provide(layer))
       )
       // "a" downloads for one and a half sampling intervals: sampled once on the way.
       yield* Deferred.await(downloading)
       yield* TestClock.adjust(PROGRESS_SAMPLE_MS)
       yield* TestClock.adjust(PROGRESS_SAMPLE_MS / 2)
-      const report = yield* Fiber.join(drained)
+      const { report, a, b } = yield* Fiber.join(drained)
 
       assert.strictEqual(report.landed, 1)
-      assert.deepStrictEqual(outcomes.sort(), ["a landed", "b failed: gone on the CDN"])
+      assert.deepStrictEqual([a.state, a.written], ["synced", { size: 1000, mtimeNs: 1n, ino: 7n }])
+      assert.deepStrictEqual([b.state, b.lastError], ["failed", "gone on the CDN"])
       const of = (id: string) => reports.filter(([f]) => f === id).map(([, r]) => r)
       assert.deepStrictEqual(of("a"), [
         { state: "queued", bytes: 0, size: 1000, path: "Movies/a.mkv" },

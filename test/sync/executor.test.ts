@@ -1,7 +1,7 @@
 /**
  * A pass end to end on real disk: scan → plan → execute, with the real Store (SQLite in a
- * temp state dir), the real LocalOps (a temp root) and a download queue that lands files at
- * once through LocalOps.land, with the remote updated_at as mtime, as the transfer engine does.
+ * temp state dir), the real LocalOps (a temp root) and a transfer step that lands files at
+ * once through localOps `land` (the transfer engine's landing), with the remote updated_at as mtime, as the transfer engine does.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -11,8 +11,14 @@ import { Effect, Layer, Option } from "effect"
 import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
 import { upsert } from "../../src/domain/RemoteItem.ts"
 import { Store } from "../../src/store/Store.ts"
-import { DownloadQueue, type DownloadRequest, executePlan, recoverInterrupted } from "../../src/sync/executor.ts"
-import { LocalOps } from "../../src/sync/localOps.ts"
+import {
+  type DownloadAction,
+  executePlan,
+  recordFailed,
+  recordLanded,
+  recoverInterrupted
+} from "../../src/sync/executor.ts"
+import { LocalOps, land } from "../../src/sync/localOps.ts"
 import { scanLocal } from "../../src/sync/localScan.ts"
 import { runPass } from "../../src/sync/pass.ts"
 import { type PlanConfig, plan } from "../../src/sync/planner.ts"
@@ -26,37 +32,33 @@ const setup = () => {
   const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-exec-root-"))
   const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-exec-state-"))
   const downloads: Array<string> = []
-  const queue = Layer.effect(
-    DownloadQueue,
-    Effect.gen(function* () {
-      const ops = yield* LocalOps
-      return DownloadQueue.of({
-        enqueue: (request: DownloadRequest) =>
-          Effect.gen(function* () {
-            downloads.push(request.action.path)
-            const partial = Path.join(root, ".dlsync", "partial", request.action.item.id)
-            Fs.mkdirSync(Path.dirname(partial), { recursive: true })
-            Fs.writeFileSync(partial, "x".repeat(request.action.item.size))
-            const mtime = new Date(request.action.item.updatedAt)
-            Fs.utimesSync(partial, mtime, mtime)
-            const landed = yield* Effect.result(ops.land(partial, request.action.path, request.action.replace))
-            if (landed._tag === "Success") yield* request.landed(landed.success)
-            else yield* request.failed(landed.failure.message)
-          })
+  /** The transfer step, as the engine does it: the file landed through `land`, then recorded. */
+  const transfer = (actions: ReadonlyArray<DownloadAction>) =>
+    Effect.forEach(actions, (action) =>
+      Effect.gen(function* () {
+        downloads.push(action.path)
+        const partial = Path.join(root, ".dlsync", "partial", action.item.id)
+        Fs.mkdirSync(Path.dirname(partial), { recursive: true })
+        Fs.writeFileSync(partial, "x".repeat(action.item.size))
+        const mtime = new Date(action.item.updatedAt)
+        Fs.utimesSync(partial, mtime, mtime)
+        const landed = yield* Effect.result(land(root, partial, action.path, action.replace))
+        if (landed._tag === "Success") yield* recordLanded(action, landed.success)
+        else yield* recordFailed(action, landed.failure.message)
       })
-    })
-  )
-  const layer = Layer.mergeAll(storeLayer(state), queue.pipe(Layer.provideMerge(LocalOps.layer(root))))
+    )
+  const layer = Layer.mergeAll(storeLayer(state), LocalOps.layer(root))
   /** The remote becomes `remote` (a complete listing), then one pass runs. */
   const pass = (remote: ReadonlyArray<RemoteItem>, config: PlanConfig = CONFIG) =>
     Effect.gen(function* () {
       const store = yield* Store
       yield* store.feed.rebuild("test listing")
       yield* store.feed.applyPage({ changes: remote.map(upsert), nextCursor: null, hasMore: false })
-      const report = yield* runPass({ config, now: NOW, trashDays: 30, allowBigDelete: false })
+      const report = yield* runPass({ config: () => config, now: NOW, trashDays: 30, allowBigDelete: false })
+      yield* transfer(report.execution.downloads)
       return report.execution
     })
-  return { root, state, downloads, layer, pass }
+  return { root, state, downloads, layer, pass, transfer }
 }
 
 const read = (root: string, rel: string) => Fs.readFileSync(Path.join(root, rel), "utf8")
@@ -90,7 +92,13 @@ describe("executePlan", () => {
         (yield* store.local.all).map((e) => e.path),
         ["Shelf", "Shelf/Movies", "Shelf/Movies/film.mkv"]
       )
-      assert.deepStrictEqual(yield* pass([moved, f, shelf]), { outcomes: [], failed: [], counts: {}, purged: [] })
+      assert.deepStrictEqual(yield* pass([moved, f, shelf]), {
+        outcomes: [],
+        failed: [],
+        counts: {},
+        purged: [],
+        downloads: []
+      })
     }).pipe(Effect.provide(layer))
   })
 
@@ -141,6 +149,28 @@ describe("executePlan", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("settles no interrupted operation from a root that looks unmounted", () => {
+    const { root, layer, pass } = setup()
+    const f = file("f", "film.mkv", null, { size: 3 })
+    return Effect.gen(function* () {
+      yield* pass([f])
+      const store = yield* Store
+      const ino = Fs.lstatSync(Path.join(root, "film.mkv"), { bigint: true }).ino
+      yield* store.pendingOp.begin({ op: "trash", remoteId: fid("f"), from: "film.mkv", to: null, ino })
+      // The disk went away: an empty mount point, where the file would look trashed.
+      Fs.rmSync(root, { recursive: true })
+      Fs.mkdirSync(root)
+      const error = yield* Effect.flip(pass([f]))
+      assert.strictEqual(error._tag, "RootUnavailable")
+      assert.deepStrictEqual(
+        (yield* store.local.all).map((e) => e.path),
+        ["film.mkv"],
+        "the entry is not dropped"
+      )
+      assert.isTrue(Option.isSome(yield* store.pendingOp.get), "the intent waits for the real root")
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("lands hostile remote names inside the root, under safe names", () => {
     const { root, layer, pass } = setup()
     const evil = folder("e", "..")
@@ -167,12 +197,14 @@ describe("executePlan", () => {
   })
 
   it.effect("keeps the user's file when it changes between plan and execution", () => {
-    const { root, layer } = setup()
+    const { root, layer, transfer } = setup()
     const f = file("f", "film.mkv", null, { size: 5 })
     return Effect.gen(function* () {
       const store = yield* Store
       const ops = yield* LocalOps
-      yield* executePlan(plan(planInput([f], [], new Map())), { now: NOW, trashDays: 30 })
+      yield* ops.checkRoot(false)
+      const first = yield* executePlan(plan(planInput([f], [], new Map())), { now: NOW, trashDays: 30 })
+      yield* transfer(first.downloads)
       const local = yield* store.local.all
       const disk = (yield* scanLocal(local)).disk
       const actions = plan(planInput([], local, disk))
@@ -236,12 +268,15 @@ describe("executePlan", () => {
       const report = yield* Effect.gen(function* () {
         const store = yield* Store
         yield* store.feed.applyPage({ changes: [d, f, g].map(upsert), nextCursor: "live", hasMore: false })
-        return yield* runPass({ config: CONFIG, now: NOW, trashDays: 30, allowBigDelete: false })
+        return yield* runPass({ config: () => CONFIG, now: NOW, trashDays: 30, allowBigDelete: false })
       }).pipe(Effect.provide(second.layer))
       assert.isTrue(report.adoptOnly)
       assert.deepStrictEqual(report.execution.failed, [])
       assert.deepStrictEqual(report.execution.counts, { Adopt: 2, ConflictCopy: 1, Download: 1 })
-      assert.deepStrictEqual(second.downloads, ["Movies/other.mkv"])
+      assert.deepStrictEqual(
+        report.execution.downloads.map((d) => d.path),
+        ["Movies/other.mkv"]
+      )
       assert.strictEqual(read(second.root, "Movies/other.conflict-2026-11-22.mkv"), "the user's longer text")
       assert.strictEqual(read(second.root, "Movies/notes.txt"), "mine")
       assert.strictEqual(read(second.root, "Movies/film.mkv"), "xxxxx")

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { LocalStat } from "../../src/domain/LocalEntry.ts"
 import { detectCaseInsensitive } from "../../src/sync/caseSensitivity.ts"
-import { LocalOps, MARKER, toLocalStat } from "../../src/sync/localOps.ts"
+import { LocalOps, land, MARKER, toLocalStat } from "../../src/sync/localOps.ts"
 import { compareWithStore, scanLocal } from "../../src/sync/localScan.ts"
 import { entryOf, file } from "./fixtures.ts"
 
@@ -59,10 +59,8 @@ describe("LocalOps", () => {
       assert.strictEqual(move.reason, "symlink")
       Fs.mkdirSync(Path.join(root, ".dlsync", "partial"), { recursive: true })
       Fs.writeFileSync(Path.join(root, ".dlsync", "partial", "p"), "data")
-      const land = yield* Effect.flip(
-        withOps(root, (ops) => ops.land(Path.join(root, ".dlsync/partial/p"), "Movies/x", null))
-      )
-      assert.strictEqual(land.reason, "symlink")
+      const landing = yield* Effect.flip(land(root, Path.join(root, ".dlsync/partial/p"), "Movies/x", null))
+      assert.strictEqual(landing.reason, "symlink")
       assert.deepStrictEqual(Fs.readdirSync(outside), [], "nothing written outside the root")
       assert.isTrue(Fs.existsSync(Path.join(root, "film.mkv")))
     })
@@ -138,20 +136,20 @@ describe("LocalOps", () => {
         Fs.writeFileSync(p, text)
         return p
       }
-      const landed = yield* withOps(root, (ops) => ops.land(partial("1", "new"), "f.mkv", null))
+      const landed = yield* land(root, partial("1", "new"), "f.mkv", null)
       assert.strictEqual(landed.size, 3)
-      const again = yield* Effect.flip(withOps(root, (ops) => ops.land(partial("2", "other"), "f.mkv", null)))
+      const again = yield* Effect.flip(land(root, partial("2", "other"), "f.mkv", null))
       assert.strictEqual(again.reason, "exists")
-      const replaced = yield* withOps(root, (ops) => ops.land(partial("3", "v2!"), "f.mkv", landed))
+      const replaced = yield* land(root, partial("3", "v2!"), "f.mkv", landed)
       assert.strictEqual(Fs.readFileSync(Path.join(root, "f.mkv"), "utf8"), "v2!")
       assert.notStrictEqual(replaced.ino, landed.ino)
-      const notPartial = yield* Effect.flip(withOps(root, (ops) => ops.land("/etc/hostname", "g", null)))
+      const notPartial = yield* Effect.flip(land(root, "/etc/hostname", "g", null))
       assert.strictEqual(notPartial.reason, "outside_root")
       const outside = Path.join(tmp(), "outside")
       Fs.writeFileSync(outside, "not ours")
       // Built by hand: Path.join would take the dots away.
       const dotted = `${root}/.dlsync/partial/../../../${Path.basename(Path.dirname(outside))}/outside`
-      const escaped = yield* Effect.flip(withOps(root, (ops) => ops.land(dotted, "h", null)))
+      const escaped = yield* Effect.flip(land(root, dotted, "h", null))
       assert.strictEqual(escaped.reason, "outside_root")
       assert.isTrue(Fs.existsSync(outside), "nothing taken from outside the partial folder")
     })

@@ -22,7 +22,7 @@ vi.mock("node:fs", async (importOriginal) => {
 })
 
 const Fs = await import("node:fs")
-const { LocalOps, toLocalStat } = await import("../../src/sync/localOps.ts")
+const { LocalOps, land, toLocalStat } = await import("../../src/sync/localOps.ts")
 
 const tmp = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-nolinks-"))
 
@@ -51,7 +51,7 @@ describe("LocalOps without hard links", () => {
       yield* withOps(root, (ops) => ops.rename("a.mkv", "b.mkv", a))
       assert.strictEqual(Fs.readFileSync(Path.join(root, "b.mkv"), "utf8"), "a")
       write(root, ".dlsync/partial/p", "new")
-      yield* withOps(root, (ops) => ops.land(Path.join(root, ".dlsync/partial/p"), "c.mkv", null))
+      yield* land(root, Path.join(root, ".dlsync/partial/p"), "c.mkv", null)
       assert.strictEqual(Fs.readFileSync(Path.join(root, "c.mkv"), "utf8"), "new")
     })
   )
@@ -73,9 +73,7 @@ describe("LocalOps without hard links", () => {
       const root = tmp()
       write(root, ".dlsync/partial/p", "new")
       injected.onLink = racer("theirs")
-      const error = yield* Effect.flip(
-        withOps(root, (ops) => ops.land(Path.join(root, ".dlsync/partial/p"), "c.mkv", null))
-      )
+      const error = yield* Effect.flip(land(root, Path.join(root, ".dlsync/partial/p"), "c.mkv", null))
       assert.strictEqual(error.reason, "exists")
       assert.strictEqual(Fs.readFileSync(Path.join(root, "c.mkv"), "utf8"), "theirs")
     })

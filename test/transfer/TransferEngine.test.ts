@@ -66,6 +66,49 @@ describe("TransferEngine", () => {
     )
   )
 
+  it.effect("lands through the checked rename: never over a file that appeared, over the expected one only", () =>
+    withServer(100 * KiB + 7, (server, content) =>
+      Effect.gen(function* () {
+        const h = makeHarness({ link: () => server.link("a") })
+        const request = h.request("a", content.length)
+        const target = Path.join(h.root, request.path)
+        Fs.writeFileSync(target, "the user's own file")
+        const refused = yield* h.download(request)
+        assert.strictEqual(refused._tag, "Parked")
+        assert.include(refused._tag === "Parked" ? refused.reason : "", "already there")
+        assert.strictEqual(Fs.readFileSync(target, "utf8"), "the user's own file", "the user's file is kept")
+        assert.isFalse(Fs.existsSync(Path.join(h.root, partialPathFor("a"))), "the refused partial is dropped")
+        assert.strictEqual(h.records.size, 0)
+
+        const st = Fs.lstatSync(target, { bigint: true })
+        const expected = { type: "file" as const, size: Number(st.size), mtimeNs: st.mtimeNs, ino: st.ino }
+        const replaced = yield* h.download({ ...request, replace: expected })
+        completed(replaced)
+        assertMirrored(h.root, "media/a.bin", content)
+        const now = Fs.lstatSync(target, { bigint: true })
+        assert.deepStrictEqual(replaced._tag === "Completed" ? replaced.written : null, {
+          type: "file",
+          size: content.length,
+          mtimeNs: now.mtimeNs,
+          ino: now.ino
+        })
+      })
+    )
+  )
+
+  it.effect("refuses a final path outside the root or under .dlsync before fetching anything", () =>
+    withServer(10, (server) =>
+      Effect.gen(function* () {
+        const h = makeHarness({ link: () => server.link("a") })
+        for (const path of ["../a.bin", ".dlsync/a.bin", "/etc/a.bin"]) {
+          const r = yield* h.download({ ...h.request("a", 10), path })
+          assert.strictEqual(r._tag, "Parked", path)
+        }
+        assert.deepStrictEqual(h.linkCalls, [])
+      })
+    )
+  )
+
   it.effect("downloads a large file as parallel ranges written in place", () =>
     withServer(1024 * KiB + 3, (server, content) =>
       Effect.gen(function* () {

@@ -2,7 +2,6 @@
  * A child process that downloads one file with the real engine and a durable JSON
  * journal, for the SIGKILL tests. Argument: a JSON `ChildJob`. Prints the result as JSON.
  */
-import * as Path from "node:path"
 import { Effect, Layer } from "effect"
 import { jsonFileJournalLayer } from "../../../bench/support/jsonFileJournal.ts"
 import { FileId } from "../../../src/domain/FileId.ts"
@@ -44,9 +43,11 @@ const program = Effect.gen(function* () {
     size: job.size,
     remoteMtime: new Date("2024-03-04T05:06:07.000Z"),
     root: job.root,
-    finalPath: Path.join(job.root, "out.bin")
+    path: "out.bin",
+    replace: null
   })
-  process.stdout.write(`${JSON.stringify(result)}\n`)
+  // The landed lstat holds bigints, which JSON has no numbers for.
+  process.stdout.write(`${JSON.stringify(result, (_, v) => (typeof v === "bigint" ? String(v) : v))}\n`)
 }).pipe(Effect.provide(layer))
 
 Effect.runPromise(program).then(

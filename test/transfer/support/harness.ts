@@ -40,7 +40,7 @@ export const withServer = <A, E>(
   )
 
 export const completed = (r: TransferResult) => {
-  assert.strictEqual(r._tag, "Completed", JSON.stringify(r))
+  assert.strictEqual(r._tag, "Completed", r._tag === "Completed" ? "" : JSON.stringify(r))
 }
 
 export interface Harness {
@@ -117,13 +117,18 @@ export const makeHarness = (options: {
     progress,
     layer,
     queueLayer,
-    request: (fileId, size, name = `media/${fileId}.bin`) => ({
-      fileId: FileId.make(fileId),
-      size,
-      remoteMtime: new Date("2024-03-04T05:06:07.000Z"),
-      root,
-      finalPath: Path.join(root, name)
-    }),
+    request: (fileId, size, name = `media/${fileId}.bin`) => {
+      // The engine lands only into an existing folder (the mirror's plan makes folders first).
+      Fs.mkdirSync(Path.dirname(Path.join(root, name)), { recursive: true })
+      return {
+        fileId: FileId.make(fileId),
+        size,
+        remoteMtime: new Date("2024-03-04T05:06:07.000Z"),
+        root,
+        path: name,
+        replace: null
+      }
+    },
     download: (request) =>
       Effect.gen(function* () {
         const engine = yield* TransferEngine
