@@ -122,8 +122,12 @@ const makeDeviceRecord = Effect.fnUntraced(function* (options: DeviceRecordOptio
   const etag = yield* Ref.make<string | undefined>(undefined)
   const warnedNoRoom = yield* Ref.make(false)
 
+  // An unreachable service is the pass's to report (one line, exit 75): this background
+  // housekeeping says so only at debug level, instead of warning ahead of that line.
   const logFailure = (what: string) => (e: ApiError) =>
-    Effect.logWarning(`app storage: ${what} failed`).pipe(Effect.annotateLogs({ key, error: e.message }))
+    (e.reason._tag === "Transport" ? Effect.logDebug : Effect.logWarning)(`app storage: ${what} failed`).pipe(
+      Effect.annotateLogs({ key, error: e.message })
+    )
 
   const publishOnce = Effect.gen(function* () {
     const totals = yield* options.totals

@@ -13,8 +13,9 @@
  * those after the pass. The wait is never silent: a progress line at once and every few
  * seconds (written of queued, time left), and a last line saying what was written or left.
  */
-import { Clock, Context, Duration, Effect, Exit, Layer } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Layer, Option } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
+import { ApiError } from "../api/ApiError.ts"
 import type { AuthStatus } from "../auth/OAuthCredentials.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { Database } from "../store/Database.ts"
@@ -67,6 +68,11 @@ const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox | D
     const record = yield* DeviceRecord
     const once = (yield* RunKind) === "once"
     yield* Effect.addFinalizer((exit) => {
+      if (serviceUnusable(exit)) {
+        // Every write would fail the same way after its retries, delaying the line that says
+        // what happened: the outbox keeps the entries for the next run.
+        return Effect.logDebug("app state: the service cannot be used now; the outbox keeps its entries")
+      }
       const boundMs = Exit.hasInterrupts(exit) ? SHUTDOWN_DRAIN_MS : ONCE_DRAIN_MS
       // The file entries first: they are what other devices act on; the record is one write.
       const finish = writer.drainWithin(boundMs).pipe(Effect.tap(() => (once ? record.publish : Effect.void)))
@@ -92,6 +98,13 @@ const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox | D
     })
   })
 )
+
+/** The run ended because the service could not be reached or refused the credential. */
+const serviceUnusable = (exit: Exit.Exit<unknown, unknown>): boolean =>
+  Exit.isFailure(exit) &&
+  Option.exists(Cause.findErrorOption(exit.cause), (e) => e instanceof ApiError && UNUSABLE.has(e.reason._tag))
+
+const UNUSABLE: ReadonlySet<string> = new Set(["Transport", "Unauthorized", "Forbidden", "OAuth"])
 
 /**
  * Says what the end of a run waits for while app state is written: a line at once, then

@@ -8,6 +8,8 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { seedTokens } from "../auth/support/fixtures.ts"
 import { type CliResult, runCli, type Sandbox, sandbox } from "../integration/harness.ts"
 
 let box: Sandbox | undefined
@@ -152,6 +154,19 @@ describe("run", { timeout: 120_000 }, () => {
     assert.include(line, `cannot reach the service at 127.0.0.1:${port}`)
     assert.include(line, "check service.base_url")
     assert.notInclude(line, "Transport")
+  })
+
+  it("with OAuth, the service unreachable: the same one line, and no app-state warnings before it", async () => {
+    box = await sandbox()
+    const port = await closedPort()
+    const authUrl = `http://127.0.0.1:${port}`
+    await Effect.runPromise(seedTokens(box.emu, box.stateDir, { authUrl }))
+    const result = await box.run(["run", "--once"], {
+      env: { DLSYNC_SERVICE_BASE_URL: `${authUrl}/api/v1`, DLSYNC_SERVICE_AUTH_URL: authUrl }
+    })
+    assert.include(oneLine(result, 75), `cannot reach the service at 127.0.0.1:${port}`)
+    const warnings = result.stderr.split("\n").filter((l) => /"level":"(WARN|ERROR)"/i.test(l))
+    assert.deepStrictEqual(warnings, [])
   })
 
   it("a missing root: 78", async () => {

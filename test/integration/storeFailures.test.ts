@@ -152,7 +152,7 @@ describe("disk space for downloads", () => {
     assert.lengthOf(lines, 1, result.stderr)
     assert.match(
       lines[0] ?? "",
-      /^dlsync: not enough free space for the downloads in .*\/small\/root\/\.dlsync\/partial\/landing: 1\.0 GiB needed \(the file and transfers\.min_free_space = 1\.0 GiB\), \d+\.\d MiB free; free some space or lower transfers\.min_free_space$/
+      /^dlsync: not enough free space for the downloads in .*\/small\/root: 1\.0 GiB needed \(the file and transfers\.min_free_space = 1\.0 GiB\), \d+\.\d MiB free; free some space or lower transfers\.min_free_space$/
     )
     assert.notMatch(result.stderr, /\n\s+at /)
   })
