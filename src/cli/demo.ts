@@ -13,6 +13,8 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { Clock, Console, Effect, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
+import { AppStateWriter } from "../appstate/AppStateWriter.ts"
+import { ONCE_DRAIN_MS } from "../appstate/mirrorAppState.ts"
 import { TokenStore } from "../auth/TokenStore.ts"
 import { loadConfig } from "../config/loadConfig.ts"
 import type { RunningEmulator } from "../emulator/server.ts"
@@ -50,7 +52,9 @@ export const demoCommand = Command.make(
         DLSYNC_SERVICE_BASE_URL: emu.baseUrl,
         DLSYNC_MIRROR_ROOT: root,
         DLSYNC_MIRROR_STATE_DIR: stateDir,
-        DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0"
+        DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
+        // Its own emulator: the service's whole per-app budget (the default leaves room for other devices).
+        DLSYNC_APP_STATE_MAX_REQUESTS_PER_MINUTE: "1200"
       },
       cwd: dir
     })
@@ -102,6 +106,9 @@ export const demoCommand = Command.make(
         yield* Effect.sync(change.apply)
         yield* step()
       }
+      // Within the demo, not as log lines after its summary when the run ends.
+      yield* Console.log("Recording in each file's app state what this device mirrored…\n")
+      yield* (yield* AppStateWriter).drainWithin(ONCE_DRAIN_MS)
       yield* Console.log("The mirror now:")
       yield* Console.log(renderTree(root))
       yield* Console.log(`\nEverything above is in ${root}`)

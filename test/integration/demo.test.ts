@@ -19,6 +19,9 @@ describe("demo", { timeout: 120_000 }, () => {
     assert.strictEqual(result.code, 0, result.stderr)
     const mirror = Path.join(dir, "mirror")
     assert.include(result.stdout, `Everything above is in ${mirror}`)
+    // The summary is the end: no log line after it (app state is written before the tree).
+    assert.match(result.stdout.trimEnd().split("\n").at(-1) ?? "", /^\(state in .*; remove the folder when done/)
+    assert.strictEqual(result.stderr.trim(), "", "no log lines")
     assert.isTrue(Fs.existsSync(Path.join(mirror, "Read me first.txt")), "renamed")
     assert.isFalse(Fs.existsSync(Path.join(mirror, "Welcome.txt")))
     assert.isTrue(Fs.existsSync(Path.join(mirror, "Movies/notes.txt")), "moved")
