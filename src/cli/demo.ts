@@ -21,6 +21,7 @@ import type { RunningEmulator } from "../emulator/server.ts"
 import { runLayer } from "../engine/engineLayer.ts"
 import { ACTION_WORDS, count, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
+import { formatBytes } from "../transfer/progressFormat.ts"
 import { VERSION } from "../version.ts"
 
 export const demoCommand = Command.make(
@@ -88,7 +89,7 @@ export const demoCommand = Command.make(
               probeFeed: false,
               onPlan: (s) =>
                 s.downloads > 0
-                  ? Console.log(`  downloading ${count(s.downloads, "file")} (${formatMiB(s.bytes)})…`)
+                  ? Console.log(`  downloading ${count(s.downloads, "file")} (${formatBytes(s.bytes)})…`)
                   : Effect.void
             })
           )
@@ -122,7 +123,7 @@ export const demoCommand = Command.make(
 /** A line per file downloaded or parked, for the length of the scope. */
 const showDownloads = forEachTransferEvent((event) =>
   event._tag === "Finished"
-    ? Console.log(`    ✓ ${event.name}  (${formatMiB(event.size)} in ${event.elapsedMs} ms)`)
+    ? Console.log(`    ✓ ${event.name}  (${formatBytes(event.size)} in ${event.elapsedMs} ms)`)
     : event._tag === "Parked"
       ? Console.log(`    ✗ ${event.name}: ${event.reason}`)
       : Effect.void
@@ -168,13 +169,11 @@ const remoteChanges = (emu: RunningEmulator): ReadonlyArray<RemoteChange> => {
 
 const describe = (report: PassReport): string => {
   const done = Object.entries(report.done).map(([tag, n]) => `${n} ${ACTION_WORDS[tag] ?? tag}`)
-  if (report.downloaded > 0) done.push(`${report.downloaded} downloaded (${formatMiB(report.downloadedBytes)})`)
+  if (report.downloaded > 0) done.push(`${report.downloaded} downloaded (${formatBytes(report.downloadedBytes)})`)
   const locked = report.skipped.locked ?? 0
   if (locked > 0) done.push(`${locked} locked on the remote (fetched once unlocked)`)
   return done.length === 0 ? "nothing to do" : done.join(", ")
 }
-
-const formatMiB = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 
 /** An indented listing of `root` (without `.dlsync`). */
 const renderTree = (root: string): string => {
@@ -184,7 +183,7 @@ const renderTree = (root: string): string => {
       if (depth === 0 && name === ".dlsync") continue
       const abs = NodePath.join(dir, name)
       const stat = Fs.lstatSync(abs)
-      lines.push(`${"  ".repeat(depth + 1)}${name}${stat.isDirectory() ? "/" : `  (${stat.size} bytes)`}`)
+      lines.push(`${"  ".repeat(depth + 1)}${name}${stat.isDirectory() ? "/" : `  (${formatBytes(stat.size)})`}`)
       if (stat.isDirectory()) walk(abs, depth + 1)
     }
   }
