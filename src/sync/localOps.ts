@@ -16,24 +16,23 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { LocalStat } from "../domain/LocalEntry.ts"
-import { describeError, errnoCode } from "../fs/errno.ts"
+import { checkAncestors, resolveInRoot } from "../fs/containment.ts"
+import { DLSYNC_DIR } from "../fs/dlsyncDir.ts"
+import { errnoCode } from "../fs/errno.ts"
 import { fsyncDirSync } from "../fs/fsyncDir.ts"
+import { type LocalOpError, opError, runOp } from "../fs/LocalOpError.ts"
+import { expectUnchanged, lstatOrUndefined, toLocalStat } from "../fs/localStat.ts"
+import { alreadyThere, moveFileNoReplace } from "../fs/moveFileNoReplace.ts"
 import { withInfix } from "./names.ts"
-import { DLSYNC_DIR } from "./tree.ts"
+
+// The path-safety primitives live in fs/ (shared with the transfer engine); re-exported for callers.
+export { isBelow, resolveInRoot } from "../fs/containment.ts"
+export { LocalOpError } from "../fs/LocalOpError.ts"
+export { land, landFile } from "../fs/landFile.ts"
+export { sameAsExpected, toLocalStat } from "../fs/localStat.ts"
 
 export const MARKER = `${DLSYNC_DIR}/marker`
 export const TRASH_DIR = `${DLSYNC_DIR}/trash`
-
-/** A local operation was refused or failed; the path is left as it was. */
-export class LocalOpError extends Schema.TaggedError<LocalOpError>()("LocalOpError", {
-  path: Schema.String,
-  reason: Schema.Literals(["outside_root", "symlink", "not_a_directory", "changed", "exists", "missing", "io"]),
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `${this.path}: ${this.detail}`
-  }
-}
 
 /**
  * The root is missing, or looks unmounted (its marker is gone while the store says files
@@ -85,117 +84,6 @@ export class LocalOps extends Context.Service<
     Layer.sync(LocalOps, () => LocalOps.of(makeLocalOps(NodePath.resolve(root))))
 }
 
-/** Whether a fresh lstat still shows what an action expects to find. */
-export const sameAsExpected = (actual: LocalStat, expected: LocalStat): boolean =>
-  actual.type === expected.type &&
-  actual.ino === expected.ino &&
-  (actual.type === "folder" || (actual.size === expected.size && actual.mtimeNs === expected.mtimeNs))
-
-/**
- * Whether the absolute path `full` lies strictly below `root`. Outside means a leading `..`
- * component: a name that merely starts with two dots (`..hidden`, `...txt`) is inside.
- */
-export const isBelow = (root: string, full: string): boolean => {
-  const rel = NodePath.relative(root, full)
-  return rel !== "" && rel !== ".." && !rel.startsWith(`..${NodePath.sep}`) && !NodePath.isAbsolute(rel)
-}
-
-/** Converts a bigint lstat to a LocalStat. */
-export const toLocalStat = (st: Fs.BigIntStats): LocalStat => ({
-  type: st.isFile() ? "file" : st.isDirectory() ? "folder" : st.isSymbolicLink() ? "symlink" : "other",
-  size: Number(st.size),
-  mtimeNs: st.mtimeNs,
-  ino: st.ino
-})
-
-// ---------------------------------------------------------------------------------------
-
-/**
- * The absolute path of `rel` under `root`, after the containment checks every write goes
- * through (the mirror's one containment check: local operations and landed downloads alike).
- */
-export const resolveInRoot = (root: string, rel: string): string => {
-  const parts = rel.split("/")
-  if (
-    rel === "" ||
-    NodePath.isAbsolute(rel) ||
-    rel.includes("\0") ||
-    parts.some((p) => p === "" || p === "." || p === "..")
-  ) {
-    throw opError(rel, "outside_root", "not a clean path relative to the mirror root")
-  }
-  const full = NodePath.join(root, ...parts)
-  if (!isBelow(root, full)) {
-    throw opError(rel, "outside_root", "resolves outside the mirror root")
-  }
-  return full
-}
-
-/** Every ancestor of `rel` below the root must be a real directory (or, if `create`, is made one). */
-const checkAncestors = (root: string, rel: string, create: boolean): void => {
-  const parts = rel.split("/")
-  let current = root
-  for (let i = 0; i < parts.length - 1; i++) {
-    current = NodePath.join(current, parts[i]!)
-    const st = lstatOrUndefined(current)
-    const shown = parts.slice(0, i + 1).join("/")
-    if (st === undefined) {
-      if (!create) throw opError(rel, "missing", `folder ${shown} does not exist`)
-      Fs.mkdirSync(current)
-      continue
-    }
-    if (st.isSymbolicLink()) throw opError(rel, "symlink", `${shown} is a symlink: not followed`)
-    if (!st.isDirectory()) throw opError(rel, "not_a_directory", `${shown} is not a folder`)
-  }
-}
-
-const expect = (rel: string, full: string, expected: LocalStat): void => {
-  const st = lstatOrUndefined(full)
-  if (st === undefined) throw opError(rel, "missing", "no longer there")
-  const actual = toLocalStat(st)
-  if (!sameAsExpected(actual, expected)) {
-    throw opError(
-      rel,
-      "changed",
-      `changed since it was planned (${describeStat(actual)}, expected ${describeStat(expected)})`
-    )
-  }
-}
-
-/**
- * Puts a finished download in place, the one rename a downloaded file makes: `from` is an
- * absolute path under `<root>/.dlsync/partial` (already fsynced); `toRel` must still hold
- * what `replace` describes (null: nothing, and nothing that appears meanwhile is replaced),
- * and its folders must be real folders. The folder is fsynced after the rename. Returns the
- * landed file's lstat, to be recorded as written.
- */
-export const landFile = (root: string, from: string, toRel: string, replace: LocalStat | null): LocalStat => {
-  const to = resolveInRoot(root, toRel)
-  // Compared after normalizing: `<root>/.dlsync/partial/../../x` starts with the prefix too.
-  if (!isBelow(NodePath.join(root, DLSYNC_DIR, "partial"), NodePath.resolve(from))) {
-    throw opError(toRel, "outside_root", `${from} is not under .dlsync/partial`)
-  }
-  checkAncestors(root, toRel, false)
-  if (replace === null) moveFileNoReplace(from, to, toRel)
-  else {
-    expect(toRel, to, replace)
-    Fs.renameSync(from, to)
-  }
-  fsyncDirSync(NodePath.dirname(to))
-  return toLocalStat(Fs.lstatSync(to, { bigint: true }))
-}
-
-/** `landFile` as an effect: a refusal or an I/O error is a LocalOpError naming `toRel`. */
-export const land = (
-  root: string,
-  from: string,
-  toRel: string,
-  replace: LocalStat | null
-): Effect.Effect<LocalStat, LocalOpError> => runOp(toRel, () => landFile(root, from, toRel, replace))
-
-const runOp = <A>(rel: string, f: () => A): Effect.Effect<A, LocalOpError> =>
-  Effect.try({ try: f, catch: (e) => (e instanceof LocalOpError ? e : opError(rel, "io", describeError(e))) })
-
 const makeLocalOps = (root: string): LocalOps["Service"] => {
   const resolve = (rel: string): string => resolveInRoot(root, rel)
 
@@ -205,7 +93,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
     const to = resolve(toRel)
     checkAncestors(root, fromRel, false)
     checkAncestors(root, toRel, false)
-    expect(fromRel, from, expected)
+    expectUnchanged(fromRel, from, expected)
     const existing = lstatOrUndefined(to)
     // A case-only rename on a case-insensitive root finds the source itself at the target.
     const sameFile = existing !== undefined && existing.ino === expected.ino
@@ -273,7 +161,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
       run(rel, () => {
         const full = resolve(rel)
         checkAncestors(root, rel, false)
-        expect(rel, full, expected)
+        expectUnchanged(rel, full, expected)
         Fs.unlinkSync(full)
         fsyncDirSync(NodePath.dirname(full))
       }),
@@ -281,7 +169,7 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
       run(rel, () => {
         const full = resolve(rel)
         checkAncestors(root, rel, false)
-        expect(rel, full, expected)
+        expectUnchanged(rel, full, expected)
         try {
           Fs.rmdirSync(full)
         } catch (e) {
@@ -312,50 +200,3 @@ const makeLocalOps = (root: string): LocalOps["Service"] => {
       })
   }
 }
-
-/** Link errors that mean "this file system has no hard links": fall back to a checked rename. */
-const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"])
-
-/**
- * Moves the file `from` to `to` without ever replacing what is at `to`: a hard link (which
- * fails on an existing target) and an unlink of the source. Where the file system has no
- * hard links, a rename once a fresh lstat finds `to` free (the window is the lstat's alone).
- */
-const moveFileNoReplace = (from: string, to: string, toRel: string): void => {
-  try {
-    Fs.linkSync(from, to)
-    unlinkOrUndo(from, to)
-  } catch (e) {
-    if (errnoCode(e) === "EEXIST") throw alreadyThere(toRel)
-    if (!LINK_UNSUPPORTED.has(errnoCode(e) ?? "")) throw e
-    if (lstatOrUndefined(to) !== undefined) throw alreadyThere(toRel)
-    Fs.renameSync(from, to)
-  }
-}
-
-const alreadyThere = (rel: string) => opError(rel, "exists", "something is already there: not replaced")
-
-/** Second half of a link-then-unlink move; if the unlink fails, the new link is taken back. */
-const unlinkOrUndo = (from: string, to: string): void => {
-  try {
-    Fs.unlinkSync(from)
-  } catch (e) {
-    Fs.rmSync(to, { force: true })
-    throw e
-  }
-}
-
-const opError = (path: string, reason: LocalOpError["reason"], detail: string) =>
-  new LocalOpError({ path, reason, detail })
-
-const lstatOrUndefined = (full: string, follow = false): Fs.BigIntStats | undefined => {
-  try {
-    return follow ? Fs.statSync(full, { bigint: true }) : Fs.lstatSync(full, { bigint: true })
-  } catch (e) {
-    if (errnoCode(e) === "ENOENT" || errnoCode(e) === "ENOTDIR") return undefined
-    throw e
-  }
-}
-
-const describeStat = (s: LocalStat): string =>
-  s.type === "file" ? `file of ${s.size} bytes, mtime ${s.mtimeNs}, inode ${s.ino}` : `${s.type}, inode ${s.ino}`

@@ -42,128 +42,12 @@ import {
   remoteVersionOf
 } from "../domain/LocalEntry.ts"
 import type { ItemType, RemoteItem } from "../domain/RemoteItem.ts"
-import { foldName, idTag, withInfix } from "./names.ts"
-import { DLSYNC_DIR, type FilterReason, mapTree, type TreeConfig } from "./tree.ts"
+import { idTag, withInfix } from "./names.ts"
+import { describeHidden, describeOccupant, isWithinPath, Namespace, type Occupant } from "./namespace.ts"
+import type { Action, PlanInput, SkipCode } from "./planTypes.ts"
+import { DLSYNC_DIR, type FilterReason, mapTree } from "./tree.ts"
 
-export interface PlanConfig extends TreeConfig {
-  readonly onRemoteDelete: "trash" | "delete" | "keep"
-  readonly onLocalDelete: "respect" | "redownload"
-  /**
-   * The most files one pass may remove. Null: the default rule, which holds a pass that
-   * would remove more than 50 files AND more than 10 % of the mirrored files.
-   */
-  readonly maxDelete: number | null
-}
-
-export interface PlanInput {
-  readonly remote: Iterable<RemoteItem>
-  readonly local: ReadonlyArray<LocalEntry>
-  /**
-   * Fresh lstats by relative path. Must cover every entry path and every path the remote
-   * tree maps to; a path absent here is taken as absent from disk.
-   */
-  readonly disk: ReadonlyMap<string, LocalStat>
-  readonly locallyDeleted: ReadonlyArray<LocallyDeleted>
-  readonly config: PlanConfig
-  readonly now: Date
-  /** The store holds a complete listing made with the current filters (no rebuild running). */
-  readonly listingComplete: boolean
-  /**
-   * The store was lost: adopt what matches (the remote size and the mtime dlsync sets, see
-   * `looksLanded`), keep the rest as conflict copies and fetch the remote, remove nothing.
-   */
-  readonly adoptOnly: boolean
-  readonly allowBigDelete: boolean
-}
-
-export type SkipCode =
-  | "locked"
-  | "filtered"
-  | "too_big"
-  | "broken_parent"
-  | "too_deep"
-  | "locally_deleted"
-  | "occupied"
-  | "modified_locally"
-  | "parent_blocked"
-
-export type Action =
-  | { readonly _tag: "Mkdir"; readonly path: string; readonly item: RemoteItem; readonly reason: string }
-  | {
-      readonly _tag: "Download"
-      readonly path: string
-      readonly item: RemoteItem
-      /** What must be at `path` when the download lands: null = nothing. */
-      readonly replace: LocalStat | null
-      readonly reason: string
-    }
-  | {
-      readonly _tag: "Rename"
-      readonly from: string
-      readonly to: string
-      readonly remoteId: FileId
-      readonly type: ItemType
-      /** The item's new remote fields to record, or null for a move into `.dlsync/moving`. */
-      readonly item: RemoteItem | null
-      readonly expected: LocalStat
-      readonly reason: string
-    }
-  | {
-      readonly _tag: "ConflictCopy"
-      readonly from: string
-      readonly to: string
-      readonly remoteId: FileId
-      readonly expected: LocalStat
-      readonly reason: string
-    }
-  | {
-      readonly _tag: "Trash" | "Delete"
-      readonly path: string
-      readonly remoteId: FileId
-      readonly expected: LocalStat
-      readonly reason: string
-    }
-  | {
-      /** Removed only if empty; otherwise left in place and forgotten. */
-      readonly _tag: "RemoveFolder"
-      readonly path: string
-      readonly remoteId: FileId
-      readonly expected: LocalStat
-      readonly reason: string
-    }
-  | {
-      readonly _tag: "Adopt"
-      readonly path: string
-      readonly item: RemoteItem
-      readonly stat: LocalStat
-      readonly reason: string
-    }
-  | { readonly _tag: "Refresh"; readonly path: string; readonly item: RemoteItem; readonly reason: string }
-  | { readonly _tag: "MarkLocallyDeleted"; readonly path: string; readonly remoteId: FileId; readonly reason: string }
-  | {
-      readonly _tag: "Forget"
-      readonly what: "entry" | "marker"
-      readonly path: string
-      readonly remoteId: FileId
-      readonly reason: string
-    }
-  | {
-      readonly _tag: "HoldDeletes"
-      readonly count: number
-      readonly mirrored: number
-      readonly limit: string
-      readonly paths: ReadonlyArray<string>
-      readonly reason: string
-    }
-  | {
-      readonly _tag: "Skip"
-      readonly code: SkipCode
-      readonly path: string | null
-      readonly remoteId: FileId
-      readonly reason: string
-    }
-
-export type ActionTag = Action["_tag"]
+export type { Action, ActionTag, PlanConfig, PlanInput, SkipCode } from "./planTypes.ts"
 
 /** Where a folder or file waits while another item takes its place (see `stageOccupant`). */
 export const MOVING_DIR = `${DLSYNC_DIR}/moving`
@@ -190,30 +74,13 @@ export const conflictPath = (path: string, date: string, n: number): string => {
 
 // ---------------------------------------------------------------------------------------
 
-type Occupant =
-  | { readonly _tag: "Free" }
-  | { readonly _tag: "Claimed" }
-  | { readonly _tag: "Entry"; readonly entry: LocalEntry; readonly stat: LocalStat; readonly current: string }
-  | { readonly _tag: "Foreign"; readonly stat: LocalStat; readonly current: string }
-
 type Block = "locally_deleted" | "blocked"
 
 /** One pass of planning; holds the simulated namespace while actions are emitted in order. */
-class Planner {
+class Planner extends Namespace {
   readonly input: PlanInput
-  readonly key: (path: string) => string
   readonly entriesById = new Map<string, LocalEntry>()
-  readonly entriesByKey = new Map<string, LocalEntry>()
-  readonly disk = new Map<string, LocalStat>()
-  /** Folded path → the path as it is spelled on disk. */
-  readonly diskPaths = new Map<string, string>()
   readonly markers = new Map<string, LocallyDeleted>()
-  /** Renames emitted so far, in order: the namespace is the disk transformed by them. */
-  readonly renames: Array<Move> = []
-  /** Folded paths this plan creates (mkdir, download, conflict copies). */
-  readonly claimed = new Set<string>()
-  /** Folded original paths of the files removed before the structure phase. */
-  readonly vacated = new Set<string>()
   readonly processed = new Set<string>()
   readonly blocked = new Map<string, Block>()
   readonly desiredById = new Map<string, string>()
@@ -229,24 +96,9 @@ class Planner {
   readonly skips: Array<Action> = []
 
   constructor(input: PlanInput) {
+    super(input.local, input.disk, input.config.caseInsensitive)
     this.input = input
-    const ci = input.config.caseInsensitive
-    // A case-sensitive root compares paths as they are (foldName is the identity there).
-    this.key = ci
-      ? (path) =>
-          path
-            .split("/")
-            .map((c) => foldName(c, true))
-            .join("/")
-      : (path) => path
-    for (const e of input.local) {
-      this.entriesById.set(e.remoteId, e)
-      this.entriesByKey.set(this.key(e.path), e)
-    }
-    for (const [path, stat] of input.disk) {
-      this.disk.set(this.key(path), stat)
-      this.diskPaths.set(this.key(path), path)
-    }
+    for (const e of input.local) this.entriesById.set(e.remoteId, e)
     for (const m of input.locallyDeleted) this.markers.set(m.remoteId, m)
     this.date = input.now.toISOString().slice(0, 10)
   }
@@ -484,21 +336,6 @@ class Planner {
     this.skip("occupied", desired, item.id, describeOccupant(occupant))
   }
 
-  /**
-   * The nearest folder above `path` that the disk shows as something else (a symlink, a
-   * file): what lies below it is out of sight, not known to be gone. Null when every folder
-   * above is a folder, or one is missing (then the path is really gone).
-   */
-  hiddenBy(path: string): { readonly path: string; readonly stat: LocalStat } | null {
-    for (let slash = path.indexOf("/"); slash >= 0; slash = path.indexOf("/", slash + 1)) {
-      const ancestor = path.slice(0, slash)
-      const stat = this.disk.get(this.key(ancestor))
-      if (stat === undefined) return null
-      if (stat.type !== "folder") return { path: ancestor, stat }
-    }
-    return null
-  }
-
   /** Skips an entry whose path is out of sight (see `hiddenBy`) rather than take it as deleted locally. */
   waitForHidden(entry: LocalEntry, item: RemoteItem): boolean {
     const hidden = this.hiddenBy(entry.path)
@@ -630,57 +467,6 @@ class Planner {
     const code: SkipCode = filtered === "too_big" ? "too_big" : "filtered"
     this.skip(code, path, item.id, FILTER_REASONS[filtered])
   }
-
-  /** Where an original path is now, after the renames emitted so far. */
-  forward(path: string): string {
-    if (this.renames.length === 0) return path
-    let current = path
-    let k = this.key(path)
-    for (const move of this.renames) {
-      if (isWithinPath(k, move.fromKey)) {
-        current = replacePrefix(current, move.from, move.to)
-        k = this.key(current)
-      }
-    }
-    return current
-  }
-
-  /** What stands at `path` now, in the namespace after the actions emitted so far. */
-  occupant(path: string, self: string): Occupant {
-    let k = this.key(path)
-    if (this.claimed.has(k)) return { _tag: "Claimed" }
-    let original = path
-    for (let i = this.renames.length - 1; i >= 0; i--) {
-      const move = this.renames[i]!
-      if (isWithinPath(k, move.toKey)) {
-        original = replacePrefix(original, move.to, move.from)
-        k = this.key(original)
-      } else if (isWithinPath(k, move.fromKey)) return { _tag: "Free" }
-    }
-    const stat = this.disk.get(k)
-    if (stat === undefined || this.vacated.has(k)) return { _tag: "Free" }
-    const entry = this.entriesByKey.get(k)
-    if (entry?.remoteId === self) return { _tag: "Free" }
-    // Spelled as on disk (it may differ in case from `path` on a case-insensitive root).
-    const current = this.forward(this.diskPaths.get(k) ?? original)
-    if (entry !== undefined && entry.written !== null) return { _tag: "Entry", entry, stat, current }
-    return { _tag: "Foreign", stat, current }
-  }
-}
-
-/** A rename emitted in this pass, with its folded paths for matching. */
-interface Move {
-  readonly from: string
-  readonly to: string
-  readonly fromKey: string
-  readonly toKey: string
-}
-
-/** `path` (known to lie at or below `from`, up to folding) with its leading components replaced by `to`. */
-const replacePrefix = (path: string, from: string, to: string): string => {
-  const depth = from.split("/").length
-  const rest = path.split("/").slice(depth)
-  return rest.length === 0 ? to : `${to}/${rest.join("/")}`
 }
 
 const FILTER_REASONS: Readonly<Record<FilterReason, string>> = {
@@ -691,22 +477,6 @@ const FILTER_REASONS: Readonly<Record<FilterReason, string>> = {
   too_big: "larger than mirror.max_file_size"
 }
 
-const describeOccupant = (occupant: Occupant): string => {
-  switch (occupant._tag) {
-    case "Foreign":
-      return `${occupant.current} holds a ${occupant.stat.type} dlsync did not write: left alone`
-    case "Entry":
-      return `${occupant.current} holds another mirrored item that stays there`
-    case "Claimed":
-      return "the path is taken by another item in this pass"
-    case "Free":
-      return "free"
-  }
-}
-
-const describeHidden = (hidden: { readonly path: string; readonly stat: LocalStat }): string =>
-  `${hidden.path} is a folder again, or is removed (it is now a ${hidden.stat.type})`
-
 const sameVersion = (entry: LocalEntry, item: RemoteItem): boolean => {
   const now = remoteVersionOf(item)
   return (
@@ -716,13 +486,5 @@ const sameVersion = (entry: LocalEntry, item: RemoteItem): boolean => {
     entry.remote.parentId === now.parentId
   )
 }
-
-/** Whether `path` is `prefix` or lies below it (no allocation: it runs once per item and rename). */
-const isWithinPath = (path: string, prefix: string): boolean =>
-  path.length === prefix.length
-    ? path === prefix
-    : path.length > prefix.length && path.charCodeAt(prefix.length) === SLASH && path.startsWith(prefix)
-
-const SLASH = 47
 
 const depth = (path: string): number => path.split("/").length

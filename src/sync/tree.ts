@@ -18,6 +18,7 @@
  */
 import { Glob } from "effect"
 import type { RemoteItem } from "../domain/RemoteItem.ts"
+import { DLSYNC_DIR } from "../fs/dlsyncDir.ts"
 import {
   assignNames,
   foldName,
@@ -27,8 +28,7 @@ import {
   withShortNames
 } from "./names.ts"
 
-/** The name dlsync keeps its own files under, at the root of the mirror. */
-export const DLSYNC_DIR = ".dlsync"
+export { DLSYNC_DIR }
 
 /** PATH_MAX on Linux: a path given to the kernel has at most 4095 bytes and its NUL. */
 export const MAX_PATH_BYTES = 4096

@@ -4,7 +4,7 @@
  *   journal.load ─► free space? ─► attempt ──────────────────────────────► finalize
  *                       │            │ link (cached until near expiry)       size check
  *                       │            │ N segment workers ─► leanGet (http) ─► fd  futimes, fsync
- *                       │            │      or rangeGet (undici: https…)     land (localOps: checked
+ *                       │            │      or rangeGet (undici: https…)     land (fs/landFile: checked
  *                       │            │   └ work stealing: split the largest  rename, fsync(dir))
  *                       │            │                                       journal.remove
  *                       │            │ committer: fdatasync ─► journal.save
@@ -18,7 +18,7 @@
  *
  * Invariants:
  * - Bytes live only in `<root>/.dlsync/partial/<id>` until the file is complete; the final
- *   path is only ever touched by one checked rename of a verified, fsynced file (localOps
+ *   path is only ever touched by one checked rename of a verified, fsynced file (fs/landFile
  *   `land`: inside the root, real folders, never over anything but what the request
  *   expects there), followed by an fsync of its folder.
  * - A journal record's durable bytes were fdatasynced before the record was saved, and at
@@ -40,9 +40,11 @@ import { Clock, Context, Duration, Effect, Fiber, Layer, Random, type Scope } fr
 import { Agent } from "undici"
 import type { FileId } from "../domain/FileId.ts"
 import type { LocalStat } from "../domain/LocalEntry.ts"
+import { resolveInRoot } from "../fs/containment.ts"
+import { DLSYNC_DIR } from "../fs/dlsyncDir.ts"
+import { LocalOpError } from "../fs/LocalOpError.ts"
+import { land } from "../fs/landFile.ts"
 import { backoffDelay } from "../pacing/backoff.ts"
-import { LocalOpError, land, resolveInRoot } from "../sync/localOps.ts"
-import { DLSYNC_DIR } from "../sync/tree.ts"
 import { Bandwidth } from "./Bandwidth.ts"
 import { linkFor } from "./downloadLinks.ts"
 import { commit, commitLoop, markWriter } from "./durabilityCommitter.ts"
@@ -73,7 +75,7 @@ export interface TransferRequest {
   readonly path: string
   /**
    * What `path` must still hold when the file lands (null: nothing). The landing is the
-   * checked rename of the local operations (sync/localOps.ts `land`): it never replaces
+   * checked rename shared with the local operations (fs/landFile.ts `land`): it never replaces
    * anything else, and a refusal parks the file with the reason.
    */
   readonly replace: LocalStat | null
