@@ -123,41 +123,38 @@ const routes = (guard: ReturnType<typeof hostCheck>) =>
       const metrics = yield* Metrics
       const readiness = yield* Readiness
       const status = yield* StatusSource
+      // Every route answers only an allowed Host, and only GET and HEAD.
+      const serve = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+        guard(readOnly(handler))
 
-      yield* router.add("*", "/healthz", guard(readOnly(Effect.succeed(text(200, "ok\n")))))
+      yield* router.add("*", "/healthz", serve(Effect.succeed(text(200, "ok\n"))))
       yield* router.add(
         "*",
         "/readyz",
-        guard(
-          readOnly(
-            Effect.map(readiness.report, (report) =>
-              HttpServerResponse.jsonUnsafe(report, { status: report.ready ? 200 : 503, headers: NO_STORE })
-            )
+        serve(
+          Effect.map(readiness.report, (report) =>
+            HttpServerResponse.jsonUnsafe(report, { status: report.ready ? 200 : 503, headers: NO_STORE })
           )
         )
       )
       yield* router.add(
         "*",
         "/metrics",
-        guard(
-          readOnly(
-            Effect.map(metrics.render, (body) =>
-              HttpServerResponse.text(body, { contentType: PROMETHEUS_CONTENT_TYPE, headers: NO_STORE })
-            )
+        serve(
+          Effect.map(metrics.render, (body) =>
+            HttpServerResponse.text(body, { contentType: PROMETHEUS_CONTENT_TYPE, headers: NO_STORE })
           )
         )
       )
       yield* router.add(
         "*",
         "/api/status",
-        guard(
-          readOnly(
-            status.document.pipe(
-              Effect.flatMap((document) => HttpServerResponse.json(document, { headers: NO_STORE })),
-              Effect.orDie,
-              Effect.catchDefect((defect) =>
-                Effect.as(Effect.logError("status document unavailable", defect), text(500, "status unavailable\n"))
-              )
+        serve(
+          status.document.pipe(
+            Effect.flatMap((document) => HttpServerResponse.json(document, { headers: NO_STORE })),
+            Effect.orDie,
+            Effect.catchDefect((defect) =>
+              Effect.as(Effect.logError("status document unavailable", defect), text(500, "status unavailable\n"))
             )
           )
         )

@@ -4,9 +4,9 @@
  * at its next poll, without a restart.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { authStateArea } from "../../src/emulator/oauthArea.ts"
-import { seedTokens } from "../auth/support/fixtures.ts"
+import { seedFreshLogin, seedTokens } from "../auth/support/fixtures.ts"
 import { eventually, expectedTree, type Sandbox, sandbox, seedSmallLibrary, snapshot } from "./harness.ts"
 
 let box: Sandbox | undefined
@@ -37,8 +37,7 @@ describe("login required in the daemon", () => {
     const mirrored = snapshot(b.root)
 
     // The grant behind the stored pair dies: the next refresh answers invalid_grant.
-    const oauth = authStateArea(b.emu.context).oauth
-    oauth.revoke(b.emu.refreshToken)
+    authStateArea(b.emu.context).oauth.revoke(b.emu.refreshToken)
     b.emu.control.addFile({ name: "after revoke.txt", sizeBytes: 10 })
     daemon.child.kill("SIGHUP")
     await eventually(async () => (await signInState(b)) === "login required", "status: login required", 30_000)
@@ -46,18 +45,7 @@ describe("login required in the daemon", () => {
     assert.deepStrictEqual(snapshot(b.root), mirrored, "the mirror is left as it is")
 
     // `dlsync login` stores a new pair; the next poll uses it.
-    const fresh = oauth.issueTokens(b.emu.state.primaryUser.id, b.emu.clientId, [
-      "user:read",
-      "files:read",
-      "storage:read",
-      "storage:write"
-    ])
-    await Effect.runPromise(
-      seedTokens(b.emu, b.stateDir, {
-        accessToken: Redacted.make(fresh.access_token),
-        refreshToken: Redacted.make(fresh.refresh_token)
-      })
-    )
+    await Effect.runPromise(seedFreshLogin(b.emu, b.stateDir))
     daemon.child.kill("SIGHUP")
     await eventually(
       async () => inLine(),

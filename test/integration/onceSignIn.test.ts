@@ -4,9 +4,9 @@
  * personal API key's (the mirror stays in change-feed mode).
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { authStateArea } from "../../src/emulator/oauthArea.ts"
-import { seedTokens } from "../auth/support/fixtures.ts"
+import { seedFreshLogin, seedTokens } from "../auth/support/fixtures.ts"
 import { type Sandbox, sandbox, seedSmallLibrary } from "./harness.ts"
 
 let box: Sandbox | undefined
@@ -26,8 +26,7 @@ describe("run --once and the sign-in state in status", () => {
     assert.strictEqual((await b.run(["run", "--once"])).code, 0)
     assert.strictEqual((await signIn(b)).state, "ok")
 
-    const oauth = authStateArea(b.emu.context).oauth
-    oauth.revoke(b.emu.refreshToken)
+    authStateArea(b.emu.context).oauth.revoke(b.emu.refreshToken)
     const refused = await b.run(["run", "--once"])
     assert.strictEqual(refused.code, 77, refused.stderr)
     assert.notInclude(refused.stderr, "mirroring by listing", "a refused OAuth sign-in is not a personal API key")
@@ -37,18 +36,7 @@ describe("run --once and the sign-in state in status", () => {
     assert.strictEqual(state.state, "login required")
     assert.isString(state.since)
 
-    const fresh = oauth.issueTokens(b.emu.state.primaryUser.id, b.emu.clientId, [
-      "user:read",
-      "files:read",
-      "storage:read",
-      "storage:write"
-    ])
-    await Effect.runPromise(
-      seedTokens(b.emu, b.stateDir, {
-        accessToken: Redacted.make(fresh.access_token),
-        refreshToken: Redacted.make(fresh.refresh_token)
-      })
-    )
+    await Effect.runPromise(seedFreshLogin(b.emu, b.stateDir))
     const again = await b.run(["run", "--once"])
     assert.strictEqual(again.code, 0, again.stderr)
     assert.strictEqual((await signIn(b)).state, "ok")

@@ -6,6 +6,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { Effect, Redacted } from "effect"
 import { makeTokenStore, type StoredTokens } from "../../../src/auth/TokenStore.ts"
+import { authStateArea } from "../../../src/emulator/oauthArea.ts"
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from "../../../src/emulator/server.ts"
 
 /** An emulator closed with the scope. */
@@ -40,6 +41,20 @@ export const seedTokens = (
     ...overrides
   }
   return makeTokenStore(stateDir).write(tokens).pipe(Effect.orDie, Effect.as(tokens))
+}
+
+/** A new sign-in, as `dlsync login` leaves it: a freshly issued pair in the state dir. */
+export const seedFreshLogin = (e: RunningEmulator, stateDir: string): Effect.Effect<StoredTokens> => {
+  const fresh = authStateArea(e.context).oauth.issueTokens(e.state.primaryUser.id, e.clientId, [
+    "user:read",
+    "files:read",
+    "storage:read",
+    "storage:write"
+  ])
+  return seedTokens(e, stateDir, {
+    accessToken: Redacted.make(fresh.access_token),
+    refreshToken: Redacted.make(fresh.refresh_token)
+  })
 }
 
 /** The stored pair, or undefined. */
