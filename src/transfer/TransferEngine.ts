@@ -3,8 +3,8 @@
  *
  *   journal.load ─► free space? ─► attempt ──────────────────────────────► finalize
  *                       │            │ link (cached until near expiry)       size check
- *                       │            │ N segment workers ─► leanGet (http) ─► fd  futimes, fsync
- *                       │            │      or rangeGet (undici: https…)     land (fs/landFile: checked
+ *                       │            │ N segment workers ─► leanGet ───────► fd  futimes, fsync
+ *                       │            │      (TCP or TLS, reused buffers)     land (fs/landFile: checked
  *                       │            │   └ work stealing: split the largest  rename, fsync(dir))
  *                       │            │                                       journal.remove
  *                       │            │ committer: fdatasync ─► journal.save
@@ -37,7 +37,6 @@
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Fiber, Layer, Random, type Scope } from "effect"
-import { Agent } from "undici"
 import type { FileId } from "../domain/FileId.ts"
 import type { LocalStat } from "../domain/LocalEntry.ts"
 import { resolveInRoot } from "../fs/containment.ts"
@@ -125,23 +124,11 @@ export class TransferEngine extends Context.Service<
           links: yield* TransferLinks,
           limiter: yield* Bandwidth,
           progress: yield* ProgressTracker,
-          dispatcher: yield* Effect.acquireRelease(
-            Effect.sync(
-              () =>
-                new Agent({
-                  keepAliveTimeout: 15_000,
-                  connections: Math.max(8, options.segments * 2),
-                  pipelining: 1
-                })
-            ),
-            (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
-          ),
           lean: yield* Effect.acquireRelease(
             Effect.sync(() => new LeanPool(options.bufferSize)),
             (pool) => Effect.sync(() => pool.close())
           ),
           linkCache: new Map(),
-          undiciOrigins: new Set(),
           knownDirs: new Set(),
           freeCache: new Map()
         }

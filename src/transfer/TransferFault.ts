@@ -11,7 +11,8 @@
  *   `retryAfterMillis` has passed, without counting an attempt (the account's limit, not
  *   this file's fault).
  * - `fatal`: nothing a retry on this pass can fix (other 4xx, disk I/O error, a refused TLS
- *   certificate, a body that never matches the expected size) — park the file with this reason.
+ *   certificate or a handshake that cannot succeed, a body that never matches the expected
+ *   size) — park the file with this reason, which names the CDN host.
  *
  * Raised by the imperative byte path as a rejection and by Effect code as a failure
  * as a typed failure once, at the boundary (a Data.TaggedError is both).
@@ -53,7 +54,15 @@ export const faultFromError = (error: unknown, what: string): TransferFault => {
     return fault("fatal", `${what}: ${code} ${message}`, { cause: error })
   }
   if (code !== undefined && (CERTIFICATE_CODES.has(code) || code.startsWith("ERR_TLS_CERT"))) {
-    return fault("fatal", `${what}: the CDN's TLS certificate is refused (${code}): ${message}`, { cause: error })
+    const hint = UNKNOWN_ISSUER_CODES.has(code)
+      ? "; if you trust its issuer, give its CA certificate to dlsync with NODE_EXTRA_CA_CERTS=/path/to/ca.pem"
+      : ""
+    return fault("fatal", `${what}: TLS certificate refused (${code}): ${message}${hint}`, { cause: error })
+  }
+  if (code !== undefined && TLS_SETUP_CODES.has(code)) {
+    return fault("fatal", `${what}: no TLS session (${code}): ${message}; is the link's scheme right?`, {
+      cause: error
+    })
   }
   if (code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT") {
     return fault("transient", `${what}: stalled (${code})`, { cause: error })
@@ -76,6 +85,23 @@ const CERTIFICATE_CODES = new Set([
   "CERT_UNTRUSTED",
   "CERT_REJECTED",
   "HOSTNAME_MISMATCH"
+])
+
+/** Verdicts that a trusted issuer would fix: the user may add one with NODE_EXTRA_CA_CERTS. */
+const UNKNOWN_ISSUER_CODES = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN"
+])
+
+/** Handshakes that cannot succeed on a retry (e.g. an https link to a plain-HTTP port). */
+const TLS_SETUP_CODES = new Set([
+  "ERR_SSL_WRONG_VERSION_NUMBER",
+  "ERR_SSL_UNSUPPORTED_PROTOCOL",
+  "ERR_SSL_NO_PROTOCOLS_AVAILABLE",
+  "ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION"
 ])
 
 const errorCode = (error: unknown): string | undefined => {

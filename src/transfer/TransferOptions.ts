@@ -36,7 +36,7 @@ export interface TransferOptions extends TransfersSettings {
   readonly maxRateLimitWaitMs: number | null
   /** A link is not used when it expires within this margin. */
   readonly linkMarginMs: number
-  /** Bytes gathered per positional write (two such batches per request at most in memory). */
+  /** The read buffers, each written with one positional write (two per request at most in memory). */
   readonly bufferSize: number
   /** A segment is split for work stealing only when this many bytes are left. */
   readonly minSplit: number
@@ -45,11 +45,6 @@ export interface TransferOptions extends TransfersSettings {
   /** A file short of disk space waits for room (the daemon); false fails with NotEnoughSpace (`run --once`). */
   readonly waitForSpace: boolean
   readonly userAgent: string
-  /**
-   * Plain-HTTP links use the lean reader (leanGet.ts); false sends everything through undici
-   * (an escape hatch for a CDN the lean reader does not get along with, and for tests).
-   */
-  readonly leanReader: boolean
   /**
    * The kernel's boot id: written marks (writtenMark.ts) from another boot are ignored; null
    * turns them off. Tests change it to stand for a reboot.
@@ -79,7 +74,6 @@ export const defaultTransferOptions: TransferOptions = {
   spaceRecheckMs: 30_000,
   waitForSpace: true,
   userAgent: "dlsync",
-  leanReader: true,
   bootId: currentBootId()
 }
 

@@ -1,27 +1,70 @@
 /**
- * The lean byte path for plain-HTTP links: one ranged GET on a kept-alive socket whose
- * reads land directly in the buffers that are then written to the partial file — no
- * per-read allocation, no copy, no stream plumbing. Measured here it moves a 2 GiB file
- * at about a third of the CPU of the undici path (see bench/README.md).
+ * The byte path: one ranged (or whole) GET for one segment, on a kept-alive TCP or TLS
+ * socket whose reads land directly in the buffers then written to the partial file — no
+ * per-read allocation, no copy, no stream plumbing, no promise per chunk. Plain imperative
+ * Node code, wrapped once in an Effect by the engine (segmentWorkers.ts).
  *
- *   kernel ─(read into buffer tail, Node `onread`)─► buffer A fills ─► fs.write(fd, A, pos)
- *                                                    buffer B fills ─► waits for A's write
- *                                                    both busy ──────► socket paused
+ *   kernel/TLS ─(read into buffer tail, Node `onread`)─► buffer A fills ─► fs.writev(fd, A, pos)
+ *                                                        buffer B fills ─► waits for A's write
+ *                                                        both busy ──────► socket paused
  *
- * It speaks just enough HTTP/1.1 for a CDN file response: a status line, headers and a
- * Content-Length body. Any other framing (chunked, close-delimited) answers `Fallback` and
- * the engine asks again through undici (rangeGet.ts), as it does for https links. The
- * response checks, the stop at a lowered segment end, the durability gate, the bandwidth
- * pause and every fault classification follow rangeGet.ts's contract exactly.
+ * It speaks the HTTP/1.1 a CDN file response needs: a status line, headers and a body
+ * framed by Content-Length (read exactly, so the socket is reused), chunked (decoded in
+ * place, chunkedBody.ts) or the connection's close. Contracts:
+ * - `segment.pos` only advances over bytes whose write completed; after any failure the
+ *   bytes below it are valid content of the version the validators name.
+ * - The request stops at `segment.end` even if that is lowered while it runs (work stealing).
+ * - A response is checked before any byte is accepted (judgeResponse.ts): anything that
+ *   could splice two versions is a `restart` fault.
+ * - A body shorter than promised is a `transient` fault, a longer one a `fatal` one.
+ * - No header but Host, Range, If-Range, Accept-Encoding and User-Agent is ever sent: the
+ *   CDN never sees a credential, and redirects are returned to the caller, not followed here.
  */
-import { cdnRequestHeaders, judgeResponse, parseLength } from "./judgeResponse.ts"
+import type { RateLimiter } from "./Bandwidth.ts"
+import { ChunkedDecoder } from "./chunkedBody.ts"
+import { cdnRequestHeaders, type Headers, header, judgeResponse, parseLength, type Validators } from "./judgeResponse.ts"
 import type { LeanConn, LeanPool, LeanReader } from "./leanPool.ts"
 import { parseHead } from "./leanResponseHead.ts"
-import type { RangeGet, RangeGetSpec, RangeOutcome, RangeSink } from "./rangeGet.ts"
 import type { Segment } from "./segments.ts"
 import { fault, faultFromError, TransferFault } from "./TransferFault.ts"
+import type { TransferFsShape } from "./TransferFs.ts"
 
-/** Starts a GET for `segment` on a plain-HTTP link. */
+export interface RangeGetSpec {
+  readonly url: URL
+  /** Send `Range: bytes=pos-(end-1)`; false asks for the whole file with a plain GET (pos must be 0). */
+  readonly ranged: boolean
+  /** The expected size of the whole file. */
+  readonly size: number
+  /** Validator sent as If-Range (an ETag or an HTTP date), or null. */
+  readonly ifRange: string | null
+  readonly idleTimeoutMs: number
+  readonly userAgent: string
+}
+
+export interface RangeSink {
+  readonly fd: number
+  readonly fs: TransferFsShape
+  readonly limiter: RateLimiter
+  /** Told after each completed write (durability batching, progress). */
+  readonly onWritten: (bytes: number) => void
+  /**
+   * Asked before each write: false holds the write (and so, through the buffers, the
+   * socket) until `resume` is called — durability backpressure when fsync lags.
+   */
+  readonly admit: (resume: () => void) => boolean
+  /** Sees the response's validators before any byte is accepted; a fault refuses the response. */
+  readonly onValidators: (validators: Validators) => TransferFault | undefined
+}
+
+export type RangeOutcome = { readonly _tag: "Done" } | { readonly _tag: "Redirect"; readonly location: URL }
+
+export interface RangeGet {
+  readonly promise: Promise<RangeOutcome>
+  /** Aborts the request; resolves once no write is in flight (the descriptor may then be closed). */
+  readonly cancel: () => Promise<void>
+}
+
+/** Starts a GET for `segment`, with buffers and connections from `pool`. */
 export const leanGet = (pool: LeanPool, spec: RangeGetSpec, segment: Segment, sink: RangeSink): RangeGet => {
   const exchange = new LeanExchange(pool, spec, segment, sink)
   exchange.start(true)
@@ -52,6 +95,10 @@ class LeanExchange implements LeanReader {
   private recv: number
   private promisedEnd = 0
   private keepAlive = true
+  /** The body's framing: null reads Content-Length bytes (or to the close); else chunks. */
+  private chunked: ChunkedDecoder | null = null
+  /** The body is framed by Content-Length, so reads stop exactly at its end. */
+  private lengthFramed = true
 
   /** The buffer being filled by reads, and the one being written (at most two). */
   private cur: Buffer | null = null
@@ -123,9 +170,10 @@ class LeanExchange implements LeanReader {
       this.curLen = 0
       this.curPos = this.recv
     }
-    // Never read past the promised body: the socket stays clean for the next request.
-    const left = this.promisedEnd - this.recv
-    return this.cur.subarray(this.curLen, this.curLen + Math.max(1, Math.min(this.cur.length - this.curLen, left)))
+    // Never read past a Content-Length body: the socket stays clean for the next request.
+    const room = this.cur.length - this.curLen
+    const left = this.lengthFramed ? this.promisedEnd - this.recv : room
+    return this.cur.subarray(this.curLen, this.curLen + Math.max(1, Math.min(room, left)))
   }
 
   /** A socket read of `n` bytes into `landed`; false pauses the socket. */
@@ -163,7 +211,7 @@ class LeanExchange implements LeanReader {
               `body ended at byte ${this.recv} of ${this.promisedEnd}${error ? `: ${error.message}` : ""}`
             )
           : error !== null
-            ? faultFromError(error, "CDN")
+            ? faultFromError(error, `CDN ${this.spec.url.host}`)
             : fault("transient", "CDN closed the connection before answering")
     }
     if (this.phase === "body") this.sealCurrent()
@@ -224,14 +272,14 @@ class LeanExchange implements LeanReader {
       this.trySettle()
       return false
     }
-    const length = parseLength(typeof headers["content-length"] === "string" ? headers["content-length"] : undefined)
-    if (length === undefined || headers["transfer-encoding"] !== undefined || length !== j.promisedEnd - this.recv) {
-      this.outcome = { _tag: "Fallback" }
-      this.phase = "settling"
-      this.dropConnection()
-      this.trySettle()
+    const framing = bodyFraming(headers, j.promisedEnd - this.recv)
+    if (framing instanceof TransferFault) {
+      this.refuse(framing)
       return false
     }
+    if (framing === "chunked") this.chunked = new ChunkedDecoder()
+    this.lengthFramed = framing === "length"
+    if (framing === "close") this.keepAlive = false
     this.promisedEnd = j.promisedEnd
     this.phase = "body"
     // Body bytes that came with the head.
@@ -252,16 +300,32 @@ class LeanExchange implements LeanReader {
   // --- body ----------------------------------------------------------------------------
 
   private onBody(n: number): boolean {
-    if (this.cur === null || n <= 0) return true
+    const cur = this.cur
+    if (cur === null || n <= 0) return true
+    let got = n
+    if (this.chunked !== null) {
+      const end = this.chunked.decode(cur, this.curLen, this.curLen + n)
+      if (end < 0) return this.endBody(fault("transient", "CDN sent a malformed chunked body"))
+      got = end - this.curLen
+    }
+    if (this.recv + got > this.promisedEnd) {
+      // Nothing of a response that breaks its promise is written.
+      return this.endBody(fault("fatal", "the body is longer than promised"), false)
+    }
     const stopAt = Math.min(this.promisedEnd, this.segment.end)
-    const keep = Math.max(0, Math.min(n, stopAt - this.recv))
+    const keep = Math.max(0, Math.min(got, stopAt - this.recv))
     this.curLen += keep
     this.recv += keep
     this.segment.recv = this.recv
     const wait = this.sink.limiter.take(keep)
+    if (this.recv < stopAt && this.chunked?.done === true) {
+      return this.endBody(fault("transient", `body ended at byte ${this.recv} of ${this.promisedEnd}`))
+    }
     if (this.recv >= stopAt) {
-      // Done with this body: the whole promised body (socket reusable) or a lowered end.
-      const clean = this.recv === this.promisedEnd && this.keepAlive
+      // Done with this body: the whole promised body (socket reusable when its framing is
+      // read to the end) or a lowered end.
+      const framingRead = this.chunked === null ? this.lengthFramed : this.chunked.done && this.chunked.surplus === 0
+      const clean = this.recv === this.promisedEnd && this.keepAlive && framingRead
       this.outcome = { _tag: "Done" }
       this.phase = "settling"
       this.sealCurrent()
@@ -357,6 +421,21 @@ class LeanExchange implements LeanReader {
 
   // --- ending --------------------------------------------------------------------------
 
+  /** Ends the body with `f`, writing what was received unless `keepCurrent` is false. */
+  private endBody(f: TransferFault, keepCurrent = true): false {
+    if (keepCurrent) this.sealCurrent()
+    else if (this.cur !== null) {
+      this.pool.giveBuffer(this.cur)
+      this.cur = null
+      this.curLen = 0
+    }
+    this.outcome = f
+    this.phase = "settling"
+    this.dropConnection()
+    this.trySettle()
+    return false
+  }
+
   private refuse(f: TransferFault): void {
     this.outcome = f
     this.phase = "settling"
@@ -394,12 +473,7 @@ class LeanExchange implements LeanReader {
     this.idleTimer = setTimeout(() => {
       this.idleTimer = null
       if (this.phase !== "head" && this.phase !== "body") return
-      const f = fault("transient", `stalled: no byte for ${this.spec.idleTimeoutMs} ms`)
-      if (this.phase === "body") this.sealCurrent()
-      this.outcome = f
-      this.phase = "settling"
-      this.dropConnection()
-      this.trySettle()
+      this.endBody(fault("transient", `stalled: no byte for ${this.spec.idleTimeoutMs} ms`), this.phase === "body")
     }, this.spec.idleTimeoutMs)
   }
 
@@ -417,4 +491,17 @@ class LeanExchange implements LeanReader {
     this.scratchBuffer ??= Buffer.allocUnsafe(4096)
     return this.scratchBuffer
   }
+}
+
+/** How the body is framed, checked against the bytes the judged response promised. */
+const bodyFraming = (headers: Headers, promised: number): "length" | "chunked" | "close" | TransferFault => {
+  const encoding = header(headers, "transfer-encoding")
+  if (encoding !== undefined) {
+    return encoding.trim().toLowerCase() === "chunked"
+      ? "chunked"
+      : fault("fatal", `CDN sent a body in transfer-encoding ${encoding}`)
+  }
+  const length = parseLength(header(headers, "content-length"))
+  if (length === undefined) return "close"
+  return length === promised ? "length" : fault("restart", "Content-Length disagrees with the range asked for")
 }

@@ -1,8 +1,14 @@
 /**
- * The lean reader's connections: kept-alive sockets per origin and the read buffers reused
- * by every request. A socket hands its reads to the exchange running on it (leanGet.ts).
+ * The lean reader's connections: kept-alive sockets per origin (TCP for http, TLS for
+ * https) and the read buffers reused by every request. A socket hands its reads to the
+ * exchange running on it (leanGet.ts).
+ *
+ * TLS checks what Node checks by default, as any Node client: the peer's certificate
+ * against Node's CA list (plus NODE_EXTRA_CA_CERTS) and the link's host name; the host
+ * name is also sent as SNI. Only HTTP/1.1 is offered (ALPN).
  */
 import * as Net from "node:net"
+import * as Tls from "node:tls"
 
 /** What a connection needs of the exchange running on it. */
 export interface LeanReader {
@@ -23,7 +29,8 @@ export class LeanPool {
   readonly bufferSize: number
 
   constructor(bufferSize: number) {
-    this.bufferSize = bufferSize
+    // A response head's trailing body bytes (up to 16 KiB) must fit in one buffer.
+    this.bufferSize = Math.max(bufferSize, 16 * 1024)
   }
 
   takeBuffer(): Buffer {
@@ -83,18 +90,28 @@ export class LeanConn {
   constructor(pool: LeanPool, url: URL) {
     this.pool = pool
     this.origin = url.origin
-    this.socket = Net.connect({
-      host: url.hostname.replace(/^\[|\]$/g, ""),
-      port: Number(url.port || 80),
-      noDelay: true,
-      // Node asks for the next target after each read (and once at connect): a read can
-      // land in `scratch` when no exchange was running then; the exchange copies it over.
-      onread: {
-        buffer: () => this.exchange?.readTarget() ?? this.scratch,
-        callback: (n: number, landed: Buffer) =>
-          this.exchange === null ? this.unexpected() : this.exchange.onRead(n, landed)
+    const host = url.hostname.replace(/^\[|\]$/g, "")
+    // Node asks for the next target after each read (and once at connect): a read can land
+    // in `scratch` when no exchange was running then; the exchange copies it over. TLS
+    // sockets decrypt straight into these targets too.
+    const onread = {
+      buffer: () => this.exchange?.readTarget() ?? this.scratch,
+      callback: (n: number, landed: Buffer) =>
+        this.exchange === null ? this.unexpected() : this.exchange.onRead(n, landed)
+    }
+    if (url.protocol === "https:") {
+      // Node documents `onread` for tls.connect (since 14.1); @types/node does not declare it.
+      const options: Tls.ConnectionOptions & Pick<Net.SocketConstructorOpts, "onread"> = {
+        host,
+        port: Number(url.port || 443),
+        // SNI carries names only (an IP address is not a valid server name).
+        ...(Net.isIP(host) === 0 ? { servername: host } : {}),
+        ALPNProtocols: ["http/1.1"],
+        onread
       }
-    })
+      this.socket = Tls.connect(options)
+    } else this.socket = Net.connect({ host, port: Number(url.port || 80), onread })
+    this.socket.setNoDelay(true)
     this.socket.on("error", (e) => this.exchange?.onSocketEnd(e))
     this.socket.on("end", () => this.exchange?.onSocketEnd(null))
     this.socket.on("close", () => {

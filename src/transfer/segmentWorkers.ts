@@ -1,12 +1,11 @@
 /**
  * The segment workers of one attempt: each fetches an open segment nobody works on, else
- * splits the largest one (work stealing), writing through the lean reader or undici.
+ * splits the largest one (work stealing), each request on the byte path (leanGet.ts).
  */
 import { Effect } from "effect"
 import type { Validators } from "./judgeResponse.ts"
-import { leanGet } from "./leanGet.ts"
+import { leanGet, type RangeGet, type RangeOutcome, type RangeSink } from "./leanGet.ts"
 import type { FileProgress } from "./ProgressTracker.ts"
-import { type RangeGet, type RangeOutcome, type RangeSink, rangeGet } from "./rangeGet.ts"
 import { checkValidators, ifRangeValue } from "./resumeRecords.ts"
 import { type Segment, splitLargest, spreadWork } from "./segments.ts"
 import { fault, type TransferFault } from "./TransferFault.ts"
@@ -49,7 +48,6 @@ export const fetchMissing = (
   const sink: RangeSink = {
     fd: plan.fd,
     fs: deps.fs,
-    batchBytes: options.bufferSize,
     limiter: deps.limiter,
     onWritten: (n: number) => {
       fp.done += n
@@ -105,18 +103,8 @@ const fetchSegment = Effect.fnUntraced(function* (
       idleTimeoutMs: deps.options.idleTimeoutMs,
       userAgent: deps.options.userAgent
     }
-    // Plain-HTTP links take the lean reader; https, and origins whose responses it could
-    // not read (remembered), take undici.
-    const lean = deps.options.leanReader && url.protocol === "http:" && !deps.undiciOrigins.has(url.origin)
-    let outcome = yield* runGet(
-      lean ? () => leanGet(deps.lean, spec, segment, sink) : () => rangeGet(deps.dispatcher, spec, segment, sink)
-    )
-    if (outcome._tag === "Fallback") {
-      deps.undiciOrigins.add(url.origin)
-      outcome = yield* runGet(() => rangeGet(deps.dispatcher, spec, segment, sink))
-    }
+    const outcome = yield* runGet(() => leanGet(deps.lean, spec, segment, sink))
     if (outcome._tag === "Done") return
-    if (outcome._tag === "Fallback") return yield* fault("fatal", "internal: undici asked for a fallback")
     if (outcome.location.protocol !== "http:" && outcome.location.protocol !== "https:") {
       return yield* fault("fatal", `CDN redirected to a ${outcome.location.protocol} URL`)
     }

@@ -3,7 +3,6 @@
  * transfer works on, and what one call knows about that file's data.
  */
 import { Effect } from "effect"
-import type { Agent } from "undici"
 import type { Bandwidth } from "./Bandwidth.ts"
 import type { LeanPool } from "./leanPool.ts"
 import type { ProgressTracker } from "./ProgressTracker.ts"
@@ -21,11 +20,8 @@ export interface Deps {
   readonly links: TransferLinks["Service"]
   readonly limiter: Bandwidth["Service"]
   readonly progress: ProgressTracker["Service"]
-  readonly dispatcher: Agent
   readonly lean: LeanPool
   readonly linkCache: Map<string, { readonly link: DownloadLink; readonly obtainedAt: number }>
-  /** Origins whose responses the lean reader handed back (chunked…): undici from then on. */
-  readonly undiciOrigins: Set<string>
   /** Partial directories known to exist. */
   readonly knownDirs: Set<string>
   /** The last statfs per root, reused for `FREE_SPACE_TTL_MS`. */
