@@ -59,8 +59,9 @@ export const faultFromError = (error: unknown, what: string): TransferFault => {
       : ""
     return fault("fatal", `${what}: TLS certificate refused (${code}): ${message}${hint}`, { cause: error })
   }
-  if (code !== undefined && TLS_SETUP_CODES.has(code)) {
-    return fault("fatal", `${what}: no TLS session (${code}): ${message}; is the link's scheme right?`, {
+  const setup = TLS_SETUP_REASONS.exec(message)
+  if (setup !== null || (code !== undefined && TLS_SETUP_CODES.has(code))) {
+    return fault("fatal", `${what}: no TLS session (${setup?.[0] ?? code}): does it serve https on this port?`, {
       cause: error
     })
   }
@@ -96,7 +97,11 @@ const UNKNOWN_ISSUER_CODES = new Set([
   "SELF_SIGNED_CERT_IN_CHAIN"
 ])
 
-/** Handshakes that cannot succeed on a retry (e.g. an https link to a plain-HTTP port). */
+/**
+ * Handshakes that cannot succeed on a retry (e.g. an https link to a plain-HTTP port), by
+ * code or, when Node reports them as a socket EPROTO, by OpenSSL's reason.
+ */
+const TLS_SETUP_REASONS = /wrong version number|unsupported protocol|no protocols available/
 const TLS_SETUP_CODES = new Set([
   "ERR_SSL_WRONG_VERSION_NUMBER",
   "ERR_SSL_UNSUPPORTED_PROTOCOL",

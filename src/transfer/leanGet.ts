@@ -287,7 +287,8 @@ class LeanExchange implements LeanReader {
     this.headLen = 0
     if (extra > 0) {
       const target = this.readTarget()
-      const m = Math.min(extra, target.length, this.promisedEnd - this.recv)
+      // (A Content-Length body's target ends at its last byte.)
+      const m = Math.min(extra, target.length)
       head.copy(target, 0, end + 4, end + 4 + m)
       // Node's next read target is asked after this callback returns.
       this.head = null

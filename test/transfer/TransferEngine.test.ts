@@ -1,6 +1,7 @@
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
+import * as Tls from "node:tls"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Queue } from "effect"
 import { TestClock } from "effect/testing"
@@ -12,8 +13,9 @@ import type { TransferRecord } from "../../src/transfer/TransferJournal.ts"
 import { LinkError, TransferLinks } from "../../src/transfer/TransferLinks.ts"
 import { encodeMark, markPathFor } from "../../src/transfer/writtenMark.ts"
 import { clientOver, memoryWire, ok, tooMany } from "../api/memoryApi.ts"
-import { completed, failingWrites, type Harness, makeHarness, withServer } from "./support/harness.ts"
+import { completed, failingWrites, type Harness, makeHarness, withServer as serve } from "./support/harness.ts"
 import { makeContent, RangeServer } from "./support/rangeServer.ts"
+import { localhostTls, SCHEMES, tlsFor, trustTestCertificates } from "./support/testTls.ts"
 
 const KiB = 1024
 
@@ -50,7 +52,14 @@ const assertMirrored = (root: string, name: string, content: Buffer) => {
   assert.isFalse(Fs.existsSync(Path.join(root, partialPathFor("a"))), "partial file left behind")
 }
 
-describe("TransferEngine", () => {
+trustTestCertificates()
+
+// Every test runs over plain HTTP and over TLS: one byte path, the same faults.
+describe.each(SCHEMES)("TransferEngine over %s", (scheme) => {
+  /** A CDN over this scheme holding file "a" of `size` bytes. */
+  const withServer = <A, E>(size: number, f: (server: RangeServer, content: Buffer) => Effect.Effect<A, E>) =>
+    serve(size, f, tlsFor(scheme))
+
   it.effect("streams a small file through, sets its mtime and leaves no partial or journal entry", () =>
     withServer(100 * KiB + 7, (server, content) =>
       Effect.gen(function* () {
@@ -481,7 +490,7 @@ describe("TransferEngine", () => {
 
   it.effect("no credential ever reaches the CDN, also after a redirect to another origin", () =>
     Effect.gen(function* () {
-      const other = yield* Effect.promise(() => RangeServer.start())
+      const other = yield* Effect.promise(() => RangeServer.start(tlsFor(scheme)))
       yield* withServer(600 * KiB, (server, content) =>
         Effect.gen(function* () {
           other.files.set("a", { content, etag: '"v1"', lastModified: null })
@@ -490,6 +499,10 @@ describe("TransferEngine", () => {
           completed(yield* h.download(h.request("a", content.length)))
           assertMirrored(h.root, "media/a.bin", content)
           assert.isAtLeast(other.log.length, 3)
+          assert.isTrue(
+            [...server.log, ...other.log].every((l) => l.headers.authorization === undefined),
+            "no Authorization"
+          )
           const allowed = new Set(["host", "connection", "range", "if-range", "accept-encoding", "user-agent"])
           for (const l of [...server.log, ...other.log]) {
             for (const key of Object.keys(l.headers)) assert.isTrue(allowed.has(key), `header ${key} sent to the CDN`)
@@ -499,14 +512,28 @@ describe("TransferEngine", () => {
     })
   )
 
-  describe("over undici (https links, bodies not framed by Content-Length, leanReader off)", () => {
-    it.effect("downloads segmented, resumes after resets, and writes every byte once", () =>
+  it.effect("a redirect loop is followed a bounded number of times, then the file is parked", () =>
+    withServer(64 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        server.faults.redirectLoop = true
+        const h = makeHarness({ link: () => server.link("a", "t0", "r"), options: { maxRedirects: 3 } })
+        const r = yield* h.download(h.request("a", content.length))
+        assert.strictEqual(r._tag, "Parked")
+        assert.include(r._tag === "Parked" ? r.reason : "", "more than 3 redirects")
+        assert.strictEqual(r._tag === "Parked" ? r.attempts : 0, 1, "not retried: the loop would not end")
+        assert.strictEqual(server.log.length, 4, "the link, then 3 redirects")
+      })
+    )
+  )
+
+  describe("bodies not framed by Content-Length", () => {
+    it.effect("chunked: downloads segmented, resumes after resets, and writes every byte once", () =>
       withServer(1024 * KiB + 5, (server, content) =>
         Effect.gen(function* () {
           server.faults.chunked = true
           server.faults.cutAfter = 100 * KiB
           server.faults.cutTimes = 2
-          const h = makeHarness({ link: () => server.link("a"), options: { segments: 4, leanReader: false } })
+          const h = makeHarness({ link: () => server.link("a"), options: { segments: 4 } })
           const r = yield* h.download(h.request("a", content.length))
           completed(r)
           assertMirrored(h.root, "media/a.bin", content)
@@ -516,32 +543,47 @@ describe("TransferEngine", () => {
       )
     )
 
-    it.effect("a changed validator restarts from zero", () =>
-      withServer(300 * KiB, (server, content) =>
+    it.effect("delimited by the connection's close: downloads segmented, resumes after resets", () =>
+      withServer(1024 * KiB + 5, (server, content) =>
         Effect.gen(function* () {
+          server.faults.closeDelimited = true
           server.faults.cutAfter = 100 * KiB
-          server.faults.cutTimes = 1
-          const h = makeHarness({
-            link: () => server.link("a"),
-            options: { maxAttempts: 1, leanReader: false, segment_threshold: 1e9 }
-          })
-          assert.strictEqual((yield* h.download(h.request("a", content.length)))._tag, "Parked")
-          const v2 = makeContent(content.length, 5)
-          server.files.set("a", { content: v2, etag: '"v2"', lastModified: null })
-          completed(yield* h.download(h.request("a", content.length)))
-          assertMirrored(h.root, "media/a.bin", v2)
+          server.faults.cutTimes = 2
+          const h = makeHarness({ link: () => server.link("a"), options: { segments: 4 } })
+          const r = yield* h.download(h.request("a", content.length))
+          completed(r)
+          assertMirrored(h.root, "media/a.bin", content)
+          assert.strictEqual(r._tag === "Completed" ? r.fetched : 0, content.length)
+          assert.strictEqual(server.connections, server.log.length, "a close-delimited connection is never reused")
         })
       )
     )
 
-    it.effect("a stalled body is cut by the idle timeout", () =>
+    it.effect("a close-delimited body cut short of its range is an error, then resumed", () =>
+      withServer(400 * KiB, (server, content) =>
+        Effect.gen(function* () {
+          server.faults.closeDelimited = true
+          server.faults.truncateAfter = 150 * KiB
+          server.faults.truncateTimes = 1
+          const h = makeHarness({ link: () => server.link("a"), options: { segment_threshold: 1e9 } })
+          const r = yield* h.download(h.request("a", content.length))
+          completed(r)
+          assertMirrored(h.root, "media/a.bin", content)
+          assert.strictEqual(r._tag === "Completed" ? r.attempts : 0, 2)
+          assert.strictEqual(server.log[1]?.headers.range?.startsWith("bytes=0-"), false, "resumed, not restarted")
+        })
+      )
+    )
+
+    it.effect("a stalled chunked body is cut by the idle timeout", () =>
       withServer(300 * KiB, (server, content) =>
         Effect.gen(function* () {
+          server.faults.chunked = true
           server.faults.stallAfter = 100 * KiB
           server.faults.stallTimes = 1
           const h = makeHarness({
             link: () => server.link("a"),
-            options: { segment_threshold: 1e9, idleTimeoutMs: 300, leanReader: false }
+            options: { segment_threshold: 1e9, idleTimeoutMs: 300 }
           })
           completed(yield* h.download(h.request("a", content.length)))
           assertMirrored(h.root, "media/a.bin", content)
@@ -549,10 +591,11 @@ describe("TransferEngine", () => {
       )
     )
 
-    it.effect("ENOSPC pauses and the file resumes later", () =>
+    it.effect("ENOSPC during a chunked body pauses and the file resumes later", () =>
       withServer(512 * KiB, (server, content) =>
         Effect.gen(function* () {
-          const options = { segment_threshold: 1e9, leanReader: false }
+          server.faults.chunked = true
+          const options = { segment_threshold: 1e9 }
           const first = makeHarness({ link: () => server.link("a"), fs: failingWrites(200 * KiB), options })
           assert.strictEqual((yield* first.download(first.request("a", content.length)))._tag, "PausedForSpace")
           const second = makeHarness({
@@ -563,17 +606,6 @@ describe("TransferEngine", () => {
           })
           completed(yield* second.download(second.request("a", content.length)))
           assertMirrored(first.root, "media/a.bin", content)
-        })
-      )
-    )
-
-    it.effect("the lean reader hands chunked responses to undici and remembers the origin", () =>
-      withServer(600 * KiB, (server, content) =>
-        Effect.gen(function* () {
-          server.faults.chunked = true
-          const h = makeHarness({ link: () => server.link("a"), options: { segments: 3 } })
-          completed(yield* h.download(h.request("a", content.length)))
-          assertMirrored(h.root, "media/a.bin", content)
         })
       )
     )
@@ -683,18 +715,19 @@ describe("TransferEngine", () => {
   it.effect("a body longer than promised is never a finished file", () =>
     Effect.gen(function* () {
       // A raw server: chunked 200 with more bytes than the file has.
-      const server = Net.createServer((socket) => {
+      const respond = (socket: Net.Socket) => {
         socket.once("data", () => {
           const body = Buffer.alloc(1000, 1)
           socket.end(
             `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body.toString()}\r\n0\r\n\r\n`
           )
         })
-      })
+      }
+      const server = scheme === "https" ? Tls.createServer(localhostTls, respond) : Net.createServer(respond)
       yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
       const address = server.address()
       const port = address !== null && typeof address === "object" ? address.port : 0
-      const h = makeHarness({ link: () => `http://127.0.0.1:${port}/x` })
+      const h = makeHarness({ link: () => `${scheme}://127.0.0.1:${port}/x` })
       const r = yield* h.download(h.request("a", 900))
       server.close()
       assert.strictEqual(r._tag, "Parked")

@@ -9,6 +9,7 @@
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type * as Net from "node:net"
+import * as Tls from "node:tls"
 
 export interface ServedFile {
   content: Buffer
@@ -41,8 +42,12 @@ export interface Faults {
   expireTokenAfter: number | null
   /** Requests to /r/<name> redirect to this base (another origin) + /f/<name>. */
   redirectBase: string | null
-  /** Send bodies chunked (no Content-Length), which the lean reader leaves to undici. */
+  /** Requests to /r/<name> redirect to themselves. */
+  redirectLoop: boolean
+  /** Send bodies chunked (no Content-Length). */
   chunked: boolean
+  /** Send bodies without Content-Length or chunks, ended by closing the connection. */
+  closeDelimited: boolean
 }
 
 /** A server's private key and certificate (PEM), to serve https. */
@@ -166,6 +171,11 @@ export class RangeServer {
     const [, prefix, name = ""] = url.pathname.split("/")
     const token = url.searchParams.get("token") ?? ""
     const f = this.faults
+    if (prefix === "r" && f.redirectLoop) {
+      entry(302)
+      res.writeHead(302, { location: url.pathname + url.search }).end()
+      return
+    }
     if (prefix === "r" && f.redirectBase !== null) {
       entry(302)
       res.writeHead(302, { location: `${f.redirectBase}/f/${name}?token=${token}` }).end()
@@ -198,6 +208,10 @@ export class RangeServer {
       range = undefined
     }
     if (f.ignoreRange) range = undefined
+    if (f.closeDelimited) {
+      res.useChunkedEncodingByDefault = false
+      res.shouldKeepAlive = false
+    }
     let start = 0
     let end = size
     if (range === undefined) {
@@ -219,7 +233,7 @@ export class RangeServer {
   }
 
   private length(n: number): Record<string, string> {
-    return this.faults.chunked ? {} : { "content-length": String(n) }
+    return this.faults.chunked || this.faults.closeDelimited ? {} : { "content-length": String(n) }
   }
 
   /** Sends content[start, end) in 64 KiB pieces, honouring backpressure, pacing and faults. */
@@ -257,8 +271,8 @@ export class RangeServer {
           if (sent === expireAt) {
             this.expired.add(token)
             f.expireTokenAfter = null
-            req.socket.resetAndDestroy()
-          } else if (sent === cut) req.socket.resetAndDestroy()
+            cutConnection(req.socket)
+          } else if (sent === cut) cutConnection(req.socket)
           else if (sent === truncate) req.socket.end()
           // stall: send nothing more, keep the socket open
           return
@@ -312,7 +326,9 @@ export const noFaults = (): Faults => ({
   rate: 0,
   expireTokenAfter: null,
   redirectBase: null,
-  chunked: false
+  redirectLoop: false,
+  chunked: false,
+  closeDelimited: false
 })
 
 /** Deterministic pseudo-random content (xorshift), so corruption anywhere is visible. */
@@ -328,6 +344,12 @@ export const makeContent = (size: number, seed = 1): Buffer => {
   }
   for (; i < size; i++) b[i] = i & 0xff
   return b
+}
+
+/** An RST on TCP; a TLS socket (no TCP handle to reset) is destroyed without close_notify. */
+const cutConnection = (socket: Net.Socket): void => {
+  if (socket instanceof Tls.TLSSocket) socket.destroy()
+  else socket.resetAndDestroy()
 }
 
 const parseRange = (header: string | undefined, size: number): { start: number; end: number } | undefined => {
