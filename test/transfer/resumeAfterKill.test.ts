@@ -22,6 +22,7 @@ import { Effect } from "effect"
 import type { TransferRecord } from "../../src/transfer/TransferJournal.ts"
 import type { ChildJob } from "./support/downloadChild.ts"
 import { makeContent, RangeServer } from "./support/rangeServer.ts"
+import { localhostTls, SCHEMES, tlsFor } from "./support/testTls.ts"
 
 const KiB = 1024
 const SIZE = 6 * 1024 * KiB
@@ -34,7 +35,9 @@ const CHILD = Path.join(import.meta.dirname, "support", "downloadChild.ts")
 
 const run = (job: ChildJob) => {
   const child = ChildProcess.spawn(process.execPath, [CHILD, JSON.stringify(job)], {
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"],
+    // The https runs' CDN certificate, trusted as a user would trust theirs.
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: localhostTls.certPath }
   })
   let out = ""
   child.stdout.on("data", (d: Buffer) => {
@@ -76,14 +79,14 @@ const rightBytes = (partial: string, content: Buffer): number => {
   return n
 }
 
-describe("resume after SIGKILL", () => {
+describe.each(SCHEMES)("resume after SIGKILL over %s", (scheme) => {
   // Real time: a child process downloads at a real pace and is killed part-way.
   it.live(
     "is byte-identical; resumes from the mark in the same boot and from the journal after a reboot",
     () =>
       Effect.gen(function* () {
         const server = yield* Effect.acquireRelease(
-          Effect.promise(() => RangeServer.start()),
+          Effect.promise(() => RangeServer.start(tlsFor(scheme))),
           (s) => Effect.promise(() => s.close())
         )
         const content = makeContent(SIZE, 7)
