@@ -17,6 +17,11 @@ export interface EmulatorOptions {
   readonly cdnPort?: number
   /** Makes download links point at another server (e.g. nginx serving the same bytes). */
   readonly cdnBase?: string
+  /**
+   * Serves the CDN origin over https with this key and certificate (PEM), as real CDNs do;
+   * the client must trust the certificate (tests: test/fixtures/tls, NODE_EXTRA_CA_CERTS).
+   */
+  readonly cdnTls?: { readonly key: string; readonly cert: string }
   /** Serve `<dir>/<file id>` instead of generated content when such a file exists. */
   readonly contentDir?: string
   /** Enables the control API under /_control. */

@@ -14,7 +14,9 @@
  * Patterns: a route template exactly as registered ("/api/v1/files/:file"), or a glob on the
  * request path where `*` matches within one segment and `**` across segments.
  */
+
 import type { ServerResponse } from "node:http"
+import { TLSSocket } from "node:tls"
 
 export const FAULT_KINDS = [
   "status_429",
@@ -227,7 +229,9 @@ export class BodyWriter {
       // Let the client read what was sent before the RST arrives: a receiver that gets an RST
       // first discards unread data, and the fault is "reset mid-body", not "no answer".
       await new Promise((resolve) => setTimeout(resolve, RESET_GRACE_MS))
-      socket.resetAndDestroy()
+      // A TLS socket has no TCP handle to reset: it is destroyed without close_notify.
+      if (socket instanceof TLSSocket) socket.destroy()
+      else socket.resetAndDestroy()
     } else socket.end()
   }
 }

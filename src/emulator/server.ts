@@ -1,12 +1,14 @@
 /**
  * The emulator's HTTP servers: the API origin ({auth_url} = root, {base_url} = /api/v1,
  * /_control with `control`) and the CDN origin on a second port, so links are another
- * origin as in production. Both run on node:http and share one pipeline (pipeline.ts).
+ * origin as in production. Both run on node:http (the CDN on node:https with `cdnTls`) and
+ * share one pipeline (pipeline.ts).
  *
  * Areas plug in through the route lists below (`apiRoutes`, `controlRoutes`, `cdnRoutes`);
  * each gets the one EmulatorContext (context.ts) built here.
  */
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { createServer as createHttpsServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import { makeContentSource } from "./content.ts"
 import type { EmulatorContext, EmulatorOptions, EmulatorUrls } from "./context.ts"
@@ -98,9 +100,13 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Runn
   const apiServer = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
     void handleRequest(context, apiRouter, "api", req, res)
   })
-  const cdnServer = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
+  const serveCdn = (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(context, cdnRouter, "cdn", req, res)
-  })
+  }
+  const cdnServer: Server =
+    options.cdnTls === undefined
+      ? createServer({ keepAliveTimeout: 10_000 }, serveCdn)
+      : createHttpsServer({ keepAliveTimeout: 10_000, ...options.cdnTls }, serveCdn)
   const apiPort = await listen(apiServer, host, options.port ?? 0)
   let cdnPort: number
   try {
@@ -113,7 +119,7 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Runn
   const hostPart = host.includes(":") ? `[${host}]` : host
   urls.auth = `http://${hostPart}:${apiPort}`
   urls.base = `${urls.auth}/api/v1`
-  urls.cdnOrigin = `http://${hostPart}:${cdnPort}`
+  urls.cdnOrigin = `${options.cdnTls === undefined ? "http" : "https"}://${hostPart}:${cdnPort}`
   urls.cdn = options.cdnBase?.replace(/\/+$/, "") ?? urls.cdnOrigin
 
   const pair = context.tokens.issue(state.primaryUser.id, state.defaultClientId, ALL_SCOPES)

@@ -54,10 +54,13 @@ export const faultFromError = (error: unknown, what: string): TransferFault => {
     return fault("fatal", `${what}: ${code} ${message}`, { cause: error })
   }
   if (code !== undefined && (CERTIFICATE_CODES.has(code) || code.startsWith("ERR_TLS_CERT"))) {
+    // Node's own advice (run Node with --use-system-ca) is not for dlsync's users: the system
+    // store is trusted already.
+    const reason = message.split(";")[0]
     const hint = UNKNOWN_ISSUER_CODES.has(code)
-      ? "; if you trust its issuer, give its CA certificate to dlsync with NODE_EXTRA_CA_CERTS=/path/to/ca.pem"
+      ? "; if you trust its issuer, add its CA certificate to the system's store or name it in NODE_EXTRA_CA_CERTS"
       : ""
-    return fault("fatal", `${what}: TLS certificate refused (${code}): ${message}${hint}`, { cause: error })
+    return fault("fatal", `${what}: TLS certificate refused (${code}): ${reason}${hint}`, { cause: error })
   }
   const setup = TLS_SETUP_REASONS.exec(message)
   if (setup !== null || (code !== undefined && TLS_SETUP_CODES.has(code))) {

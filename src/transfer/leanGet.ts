@@ -22,7 +22,14 @@
  */
 import type { RateLimiter } from "./Bandwidth.ts"
 import { ChunkedDecoder } from "./chunkedBody.ts"
-import { cdnRequestHeaders, type Headers, header, judgeResponse, parseLength, type Validators } from "./judgeResponse.ts"
+import {
+  cdnRequestHeaders,
+  type Headers,
+  header,
+  judgeResponse,
+  parseLength,
+  type Validators
+} from "./judgeResponse.ts"
 import type { LeanConn, LeanPool, LeanReader } from "./leanPool.ts"
 import { parseHead } from "./leanResponseHead.ts"
 import type { Segment } from "./segments.ts"

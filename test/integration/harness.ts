@@ -12,6 +12,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { contentKey, fillContent } from "../../src/emulator/content.ts"
 import { type RunningEmulator, startEmulator } from "../../src/emulator/server.ts"
+import { localhostTls } from "../transfer/support/testTls.ts"
 
 export const CLI = Path.resolve(import.meta.dirname, "../../bin/dlsync.js")
 
@@ -49,9 +50,24 @@ export interface Spawned {
   readonly exit: Promise<CliResult>
 }
 
-/** A fresh emulator (library `empty` unless given) and temp folders. */
-export const sandbox = async (library = "empty"): Promise<Sandbox> => {
-  const emu = await startEmulator({ library, control: true })
+/** Where the emulator's CDN serves: plain HTTP, or https with the committed test certificate. */
+export type CdnScheme = "http" | "https"
+
+/** The CDN schemes the transfer tests run over. */
+export const CDN_SCHEMES: ReadonlyArray<CdnScheme> = ["http", "https"]
+
+/**
+ * A fresh emulator (library `empty` unless given) and temp folders. With `cdn: "https"` its
+ * CDN speaks TLS with test/fixtures/tls/localhost.crt, which the CLI trusts through
+ * NODE_EXTRA_CA_CERTS (as a user trusts a private CA); `env({ NODE_EXTRA_CA_CERTS: "" })`
+ * takes that trust away.
+ */
+export const sandbox = async (library = "empty", options: { readonly cdn?: CdnScheme } = {}): Promise<Sandbox> => {
+  const emu = await startEmulator({
+    library,
+    control: true,
+    ...(options.cdn === "https" ? { cdnTls: { key: localhostTls.key, cert: localhostTls.cert } } : {})
+  })
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-it-"))
   const root = Path.join(dir, "root")
   const stateDir = Path.join(dir, "state")
@@ -105,6 +121,7 @@ export const cliEnv = (
     DLSYNC_MIRROR_ROOT: root,
     DLSYNC_MIRROR_STATE_DIR: stateDir,
     DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
+    ...(emu.cdnOrigin.startsWith("https:") ? { NODE_EXTRA_CA_CERTS: localhostTls.certPath } : {}),
     // Daemons of parallel test files must not race for the default 127.0.0.1:8686.
     DLSYNC_SERVER_LISTEN: "off",
     ...overrides
