@@ -527,37 +527,26 @@ describe.each(SCHEMES)("TransferEngine over %s", (scheme) => {
   )
 
   describe("bodies not framed by Content-Length", () => {
-    it.effect("chunked: downloads segmented, resumes after resets, and writes every byte once", () =>
-      withServer(1024 * KiB + 5, (server, content) =>
-        Effect.gen(function* () {
-          server.faults.chunked = true
-          server.faults.cutAfter = 100 * KiB
-          server.faults.cutTimes = 2
-          const h = makeHarness({ link: () => server.link("a"), options: { segments: 4 } })
-          const r = yield* h.download(h.request("a", content.length))
-          completed(r)
-          assertMirrored(h.root, "media/a.bin", content)
-          assert.strictEqual(r._tag === "Completed" ? r.fetched : 0, content.length)
-          assert.isAtLeast(r._tag === "Completed" ? r.attempts : 0, 2)
-        })
+    for (const framing of ["chunked", "closeDelimited"] as const) {
+      it.effect(`${framing}: downloads segmented, resumes after resets, and writes every byte once`, () =>
+        withServer(1024 * KiB + 5, (server, content) =>
+          Effect.gen(function* () {
+            server.faults[framing] = true
+            server.faults.cutAfter = 100 * KiB
+            server.faults.cutTimes = 2
+            const h = makeHarness({ link: () => server.link("a"), options: { segments: 4 } })
+            const r = yield* h.download(h.request("a", content.length))
+            completed(r)
+            assertMirrored(h.root, "media/a.bin", content)
+            assert.strictEqual(r._tag === "Completed" ? r.fetched : 0, content.length)
+            assert.isAtLeast(r._tag === "Completed" ? r.attempts : 0, 2)
+            if (framing === "closeDelimited") {
+              assert.strictEqual(server.connections, server.log.length, "a close-delimited connection is never reused")
+            }
+          })
+        )
       )
-    )
-
-    it.effect("delimited by the connection's close: downloads segmented, resumes after resets", () =>
-      withServer(1024 * KiB + 5, (server, content) =>
-        Effect.gen(function* () {
-          server.faults.closeDelimited = true
-          server.faults.cutAfter = 100 * KiB
-          server.faults.cutTimes = 2
-          const h = makeHarness({ link: () => server.link("a"), options: { segments: 4 } })
-          const r = yield* h.download(h.request("a", content.length))
-          completed(r)
-          assertMirrored(h.root, "media/a.bin", content)
-          assert.strictEqual(r._tag === "Completed" ? r.fetched : 0, content.length)
-          assert.strictEqual(server.connections, server.log.length, "a close-delimited connection is never reused")
-        })
-      )
-    )
+    }
 
     it.effect("a close-delimited body cut short of its range is an error, then resumed", () =>
       withServer(400 * KiB, (server, content) =>
