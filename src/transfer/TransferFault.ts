@@ -44,7 +44,7 @@ export const fault = (
     ...(options?.cause === undefined ? {} : { cause: options.cause })
   })
 
-/** Classifies a Node/undici error from the byte path. */
+/** Classifies a Node error from the byte path (socket, TLS, file system). */
 export const faultFromError = (error: unknown, what: string): TransferFault => {
   if (error instanceof TransferFault) return error
   const code = errorCode(error)

@@ -1,6 +1,6 @@
 /**
- * Whether a CDN response may be written into a segment (pure). Shared by both byte paths
- * (lean reader and undici). Anything that could splice two versions of a file is a
+ * Whether a CDN response may be written into a segment (pure), for the byte path
+ * (leanGet.ts). Anything that could splice two versions of a file is a
  * `restart`; a refused link is `link`; server trouble is `transient`.
  */
 import { fault, type TransferFault } from "./TransferFault.ts"
