@@ -54,11 +54,11 @@ export const faultFromError = (error: unknown, what: string): TransferFault => {
     return fault("fatal", `${what}: ${code} ${message}`, { cause: error })
   }
   if (code !== undefined && (CERTIFICATE_CODES.has(code) || code.startsWith("ERR_TLS_CERT"))) {
-    // Node's own advice (run Node with --use-system-ca) is not for dlsync's users: the system
-    // store is trusted already.
+    // Node's own advice ("try running Node.js with --use-system-ca") is replaced by how to
+    // give dlsync the trust.
     const reason = message.split(";")[0]
     const hint = UNKNOWN_ISSUER_CODES.has(code)
-      ? "; if you trust its issuer, add its CA certificate to the system's store or name it in NODE_EXTRA_CA_CERTS"
+      ? "; if you trust its issuer, name its CA certificate in NODE_EXTRA_CA_CERTS, or set NODE_OPTIONS=--use-system-ca to trust the system's CA store"
       : ""
     return fault("fatal", `${what}: TLS certificate refused (${code}): ${reason}${hint}`, { cause: error })
   }

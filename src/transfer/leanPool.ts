@@ -3,9 +3,10 @@
  * https) and the read buffers reused by every request. A socket hands its reads to the
  * exchange running on it (leanGet.ts).
  *
- * TLS checks the peer's certificate against Node's CA list (its bundled roots plus
- * NODE_EXTRA_CA_CERTS) and the system's CA store, as curl and rclone trust the system's, and
- * the link's host name; the host name is also sent as SNI. Only HTTP/1.1 is offered (ALPN).
+ * TLS checks what Node checks by default: the peer's certificate against Node's CA list (its
+ * bundled roots, NODE_EXTRA_CA_CERTS, and the system's store under NODE_OPTIONS=--use-system-ca)
+ * and the link's host name, also sent as SNI. Only HTTP/1.1 is offered (ALPN). Reading the
+ * system's store always would cost ~6 MB and 50 ms for roots Node bundles already.
  */
 import * as Net from "node:net"
 import * as Tls from "node:tls"
@@ -52,16 +53,6 @@ export class LeanPool {
   /** A new socket to `url`'s origin. */
   fresh(url: URL): LeanConn {
     return new LeanConn(this, url)
-  }
-
-  private tlsContext: Tls.SecureContext | null = null
-
-  /** The CAs https links are checked against, read once, at the first https connection. */
-  secureContext(): Tls.SecureContext {
-    this.tlsContext ??= Tls.createSecureContext({
-      ca: [...new Set([...Tls.getCACertificates("default"), ...Tls.getCACertificates("system")])]
-    })
-    return this.tlsContext
   }
 
   release(conn: LeanConn): void {
@@ -117,7 +108,6 @@ export class LeanConn {
         // SNI carries names only (an IP address is not a valid server name).
         ...(Net.isIP(host) === 0 ? { servername: host } : {}),
         ALPNProtocols: ["http/1.1"],
-        secureContext: pool.secureContext(),
         onread
       }
       this.socket = Tls.connect(options)

@@ -58,7 +58,7 @@ describe("run --once from a CDN whose certificate is not trusted", { timeout: 12
       const lines = result.stderr.split("\n").filter((l) => l.startsWith(`failed: ${name}:`))
       assert.deepStrictEqual(lines, [
         `failed: ${name}: CDN ${host}: TLS certificate refused (DEPTH_ZERO_SELF_SIGNED_CERT): self-signed certificate; ` +
-          "if you trust its issuer, add its CA certificate to the system's store or name it in NODE_EXTRA_CA_CERTS"
+          "if you trust its issuer, name its CA certificate in NODE_EXTRA_CA_CERTS, or set NODE_OPTIONS=--use-system-ca to trust the system's CA store"
       ])
       assert.isFalse(Fs.existsSync(Path.join(b.root, name)))
     }
