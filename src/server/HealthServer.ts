@@ -73,7 +73,8 @@ export const HEADERS_TIMEOUT_MS = 10_000
 /** How often connections are checked against HEADERS_TIMEOUT_MS (Node's default is 30 s). */
 const CONNECTIONS_CHECK_MS = 1_000
 
-const createBoundedServer = () => {
+/** A Node HTTP server with the bounds above (every local server of dlsync uses one). */
+export const createBoundedServer = () => {
   const server = createServer({
     headersTimeout: HEADERS_TIMEOUT_MS,
     requestTimeout: 30_000,
@@ -180,7 +181,8 @@ const readOnly =
       ? handler
       : Effect.succeed(text(405, "method not allowed\n", { allow: "GET, HEAD" }))
 
-const listenError = (address: ListenAddress, cause: unknown): HealthServerError => {
+/** The one-line error of a local server that cannot listen on `address` (the setting `key`). */
+export const listenError = (address: ListenAddress, cause: unknown, key = "server.listen"): HealthServerError => {
   const listen = formatListen(address)
   const code = Predicate.hasProperty(cause, "code") && Predicate.isString(cause.code) ? cause.code : undefined
   const why =
@@ -188,7 +190,7 @@ const listenError = (address: ListenAddress, cause: unknown): HealthServerError 
   return new HealthServerError({
     listen,
     code,
-    message: `cannot listen on ${listen} (server.listen): ${why}; choose another address or set it to "off"`
+    message: `cannot listen on ${listen} (${key}): ${why}; choose another address or set it to "off"`
   })
 }
 
