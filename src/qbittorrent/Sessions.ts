@@ -129,7 +129,11 @@ const credentialsMatch = (
   matches: (username: string, password: string) => boolean,
   password: Redacted.Redacted<string>
 ): boolean => {
-  const [scheme = "", value = ""] = authorization.trim().split(/\s+/, 2)
+  const text = authorization.trim()
+  const space = text.search(/\s/)
+  const scheme = space < 0 ? text : text.slice(0, space)
+  // The rest is the credential whole: a password may hold spaces.
+  const value = space < 0 ? "" : text.slice(space).trim()
   switch (scheme.toLowerCase()) {
     case "basic": {
       const decoded = Buffer.from(value, "base64").toString("utf8")
