@@ -33,7 +33,7 @@ describe("qBittorrent API through @ctrl/qbittorrent", () => {
       assert.isTrue(prefs.dht)
       assert.isTrue(prefs.queueing_enabled)
       assert.isFalse(prefs.max_ratio_enabled)
-      assert.strictEqual(prefs.max_ratio_act, 0)
+      assert.strictEqual(Number(prefs.max_ratio_act), 0)
       assert.strictEqual(yield* call(() => client.getDefaultSavePath()), `/host${root}`)
     }).pipe(Effect.scoped)
   )
