@@ -21,6 +21,12 @@ export const BAN_SECONDS = 3600
 /** A session unused this long, in seconds, ends (qBittorrent's default). */
 export const SESSION_SECONDS = 3600
 
+/** The most sessions held; signing in beyond it ends the least recently used one. */
+export const MAX_SESSIONS = 256
+
+/** The most addresses whose failed sign-ins are remembered (the banned ones are always kept). */
+const MAX_TRACKED_CLIENTS = 10_000
+
 /** The cookie that carries the session, as qBittorrent names it. */
 export const SESSION_COOKIE = "SID"
 
@@ -62,6 +68,9 @@ export const makeSessions = (credentials: {
 
   const failed = (client: string, now: number) =>
     Effect.suspend(() => {
+      if (failures.size >= MAX_TRACKED_CLIENTS) {
+        for (const [address, e] of failures) if (e.bannedUntil <= now) failures.delete(address)
+      }
       const entry = failures.get(client) ?? { count: 0, bannedUntil: 0 }
       entry.count += 1
       failures.set(client, entry)
@@ -80,6 +89,7 @@ export const makeSessions = (credentials: {
       sessions.delete(sid)
       return false
     }
+    sessions.delete(sid)
     sessions.set(sid, now)
     return true
   }
@@ -94,6 +104,9 @@ export const makeSessions = (credentials: {
           return { _tag: "Refused" } as const
         }
         failures.delete(client)
+        for (const [old, lastUse] of sessions) if (now - lastUse > SESSION_SECONDS * 1000) sessions.delete(old)
+        // A Map iterates in insertion order and every use re-inserts: the first is the least recently used.
+        while (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value ?? "")
         const sid = randomBytes(24).toString("base64url")
         sessions.set(sid, now)
         return { _tag: "SignedIn", sid } as const

@@ -10,6 +10,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { IntakeId } from "../../src/intake/Intake.ts"
 import { makeTorrent } from "../support/torrentFixture.ts"
 import { PASSWORD, startQbit, USERNAME } from "./harness.ts"
@@ -171,14 +172,24 @@ describe("Sonarr's sequence, replayed", () => {
       assert.include(banned.body, "banned")
       const basic = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString("base64")}`
       assert.strictEqual((yield* fetchText(url, "torrents/info", { authorization: basic })).status, 403)
+      yield* TestClock.adjust("59 minutes")
+      assert.strictEqual((yield* login(PASSWORD)).status, 403, "still banned")
+      yield* TestClock.adjust("2 minutes")
+      const after = yield* login(PASSWORD)
+      assert.deepStrictEqual([after.status, after.body], [200, "Ok."], "the ban ends after an hour")
     }).pipe(Effect.scoped)
   )
 
-  it.effect("logout ends the session: the cookie is refused afterwards", () =>
+  it.effect("a session unused for an hour ends (Sonarr signs in again on the 403); logout ends it at once", () =>
     Effect.gen(function* () {
       const { url } = yield* startQbit()
       const sonarr = new SonarrProxy(url)
       assert.strictEqual(yield* sonarr.get("app/webapiVersion"), "2.11.2")
+      yield* TestClock.adjust("50 minutes")
+      assert.strictEqual((yield* sonarr.raw("GET", "app/webapiVersion")).status, 200, "in use: still alive")
+      yield* TestClock.adjust("61 minutes")
+      assert.strictEqual((yield* sonarr.raw("GET", "app/webapiVersion")).status, 403, "expired")
+      assert.strictEqual(yield* sonarr.get("app/webapiVersion"), "2.11.2", "one sign-in and a retry")
       yield* sonarr.post("auth/logout", {})
       assert.strictEqual((yield* sonarr.raw("GET", "app/webapiVersion")).status, 403)
     }).pipe(Effect.scoped)
