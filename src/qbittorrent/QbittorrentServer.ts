@@ -17,12 +17,11 @@
  * layer with HealthServerError, naming `qbittorrent.listen`, so dlsync exits 78 with one
  * line, as for the health endpoint.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { QbittorrentSettings } from "../config/qbittorrentSettings.ts"
 import { Intake, type IntakeSource } from "../intake/Intake.ts"
-import { createBoundedServer, type HealthServerError, listenError, SHUTDOWN_GRACE } from "../server/HealthServer.ts"
+import { boundedHttpServer, type HealthServerError } from "../server/HealthServer.ts"
 import { allowedHosts, hostCheck } from "../server/HostCheck.ts"
 import { formatListen, isLoopback } from "../server/ListenAddress.ts"
 import { type Endpoint, makeEndpoints, text } from "./endpoints.ts"
@@ -49,14 +48,7 @@ export class QbittorrentServer extends Context.Service<
     options: QbittorrentServerOptions
   ): Layer.Layer<QbittorrentServer, HealthServerError, Intake> => {
     const address = options.settings.listen
-    const server = Layer.effect(
-      HttpServer.HttpServer,
-      NodeHttpServer.make(createBoundedServer, {
-        port: address.port,
-        ...(address.host === undefined ? {} : { host: address.host }),
-        gracefulShutdownTimeout: SHUTDOWN_GRACE
-      }).pipe(Effect.mapError((error) => listenError(address, error.cause, "qbittorrent.listen")))
-    )
+    const server = boundedHttpServer(address, "qbittorrent.listen")
     const serving = HttpRouter.serve(routes(options), { disableLogger: true, disableListenLog: true })
     const announced = Layer.effect(
       QbittorrentServer,
