@@ -11,6 +11,8 @@
  * - auth/login is the only call without credentials; any other call without them is 403,
  *   as qBittorrent answers (the apps' probe of app/webapiVersion counts on 403, never 401
  *   or 404). Sessions and bans: Sessions.ts.
+ * - A request a browser sends from another site's page (its Origin is not this server) is
+ *   403, as qBittorrent's CSRF check refuses it; the apps send no Origin.
  * - An unknown path is 404; a changing call over GET is 405.
  *
  * Lifetime: listening once the layer is built; a listen failure (port in use) fails the
@@ -127,6 +129,7 @@ const answer = Effect.fnUntraced(function* (
   const client = Option.getOrElse(request.remoteAddress, () => "unknown")
   const sid = request.cookies[SESSION_COOKIE]
   const read = Effect.result(readForm(request))
+  if (isCrossSite(request)) return text(403, "cross-site request refused")
 
   if (path === "auth/login") {
     if (request.method !== "POST" && request.method !== "GET") return methodNotAllowed
@@ -173,6 +176,17 @@ const answer = Effect.fnUntraced(function* (
   const form = yield* read
   return form._tag === "Failure" ? formProblem(form.failure) : yield* endpoint.run(form.success)
 })
+
+/** Whether a browser sent this from a page of another origin (Origin's host is not the Host). */
+const isCrossSite = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const origin = request.headers.origin
+  if (origin === undefined) return false
+  try {
+    return new URL(origin).host.toLowerCase() !== (request.headers.host ?? "").toLowerCase()
+  } catch {
+    return true
+  }
+}
 
 const formProblem = (problem: FormProblem) => text(problem.status, `${problem.problem}\n`)
 

@@ -27,6 +27,8 @@ export const startQbit = (
     readonly categories?: ReadonlyArray<string>
     readonly fetchUrl?: (url: string) => Effect.Effect<IntakeSource, string>
     readonly allowedHosts?: ReadonlyArray<string>
+    /** Changes the intake the server sees (to make it fail). */
+    readonly wrapIntake?: (intake: Intake["Service"]) => Intake["Service"]
   } = {}
 ) =>
   Effect.gen(function* () {
@@ -45,7 +47,7 @@ export const startQbit = (
       mirrorRoot: root,
       allowedHosts: options.allowedHosts ?? [],
       ...(options.fetchUrl === undefined ? {} : { fetchUrl: options.fetchUrl })
-    }).pipe(Layer.provide(Layer.succeed(Intake, control.intake)))
+    }).pipe(Layer.provide(Layer.succeed(Intake, options.wrapIntake?.(control.intake) ?? control.intake)))
     const context = yield* Layer.build(layer)
     const harness: Harness = { url: Context.get(context, QbittorrentServer).url, root, control }
     return harness

@@ -6,7 +6,7 @@ import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
-import { Intake } from "../../src/intake/Intake.ts"
+import { Intake, IntakeError } from "../../src/intake/Intake.ts"
 import { QbittorrentServer } from "../../src/qbittorrent/QbittorrentServer.ts"
 import { MAX_BODY_BYTES } from "../../src/qbittorrent/requestForm.ts"
 import { makeMemoryIntake } from "../support/MemoryIntake.ts"
@@ -225,6 +225,35 @@ describe("qBittorrent API: hostile and mistaken input", () => {
           ]
         )
       }).pipe(Effect.scoped)
+  )
+
+  it.effect("a page of another site is refused (its Origin), even with the right credentials", () =>
+    Effect.gen(function* () {
+      const { url, control } = yield* startQbit()
+      const csrf = yield* send(url, "POST", "torrents/delete", new URLSearchParams({ hashes: "all" }), {
+        origin: "https://evil.example"
+      })
+      assert.deepStrictEqual([csrf.status, csrf.body], [403, "cross-site request refused"])
+      const sameOrigin = yield* send(url, "GET", "app/webapiVersion", undefined, { origin: url })
+      assert.strictEqual(sameOrigin.status, 200)
+      assert.lengthOf(control.calls, 0)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("the intake cannot record: add is a 503 with its reason, never Ok.", () =>
+    Effect.gen(function* () {
+      const { url } = yield* startQbit({
+        wrapIntake: (intake) => ({
+          ...intake,
+          add: () => Effect.fail(new IntakeError({ reason: "unavailable", problem: "the store is read-only" }))
+        })
+      })
+      const response = yield* post(url, "torrents/add", { urls: `magnet:?xt=urn:btih:${"a".repeat(40)}` })
+      assert.deepStrictEqual(
+        [response.status, response.body],
+        [503, "dlsync cannot record the torrent: the store is read-only"]
+      )
+    }).pipe(Effect.scoped)
   )
 
   it.effect("a busy port: the layer fails with one line naming qbittorrent.listen", () =>
