@@ -54,10 +54,7 @@ export const torrentInfo = (
   if (hash === undefined) return undefined
   const n = numbers(item, context.now)
   return {
-    hash,
-    infohash_v1: hash,
-    infohash_v2: "",
-    name: item.name,
+    ...identity(item, hash, context),
     size: n.size,
     total_size: n.size,
     progress: n.progress,
@@ -65,9 +62,7 @@ export const torrentInfo = (
     state: torrentState(item.state),
     category: item.category,
     tags: tags.join(", "),
-    save_path: toAppPath(context.pathMap, item.savePath),
     content_path: toAppPath(context.pathMap, item.contentPath),
-    download_path: "",
     ratio: 0,
     ratio_limit: 0,
     seeding_time_limit: 0,
@@ -118,12 +113,7 @@ export const torrentProperties = (item: IntakeItem, context: ViewContext) => {
   const hash = hashOfId(item.id) ?? ""
   const n = numbers(item, context.now)
   return {
-    hash,
-    infohash_v1: hash,
-    infohash_v2: "",
-    name: item.name,
-    save_path: toAppPath(context.pathMap, item.savePath),
-    download_path: "",
+    ...identity(item, hash, context),
     comment: item.reason ?? "",
     created_by: "",
     creation_date: -1,
@@ -240,6 +230,16 @@ const DOWNLOADING = new Set([
 const SEEDING = new Set(["uploading", "stalledUP", "checkingUP", "queuedUP", "forcedUP"])
 const COMPLETED = new Set([...SEEDING, "pausedUP", "stoppedUP"])
 const STOPPED = new Set(["pausedDL", "stoppedDL", "pausedUP", "stoppedUP"])
+
+/** What info and properties both say first: which torrent, and where. */
+const identity = (item: IntakeItem, hash: string, context: ViewContext) => ({
+  hash,
+  infohash_v1: hash,
+  infohash_v2: "",
+  name: item.name,
+  save_path: toAppPath(context.pathMap, item.savePath),
+  download_path: ""
+})
 
 const finite = (value: number, fallback: number): number => (Number.isFinite(value) ? value : fallback)
 
