@@ -96,7 +96,16 @@ export const effectiveView = (config: AppConfig) => {
         device_name: config.app_state.device_name,
         progress_interval: formatDuration(config.app_state.progress_interval),
         max_requests_per_minute: config.app_state.max_requests_per_minute
-      }
+      },
+      qbittorrent:
+        config.qbittorrent === null
+          ? { listen: "off" }
+          : {
+              listen: formatListen(config.qbittorrent.listen),
+              username: config.qbittorrent.username,
+              password: "<redacted>",
+              path_map: config.qbittorrent.path_map
+            }
     }
   }
 }

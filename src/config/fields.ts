@@ -8,6 +8,7 @@
 import { Record, Schema } from "effect"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
+import { PathMapSetting } from "./qbittorrentSettings.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 
 /** How an environment variable's text becomes a value for the key. */
@@ -90,6 +91,13 @@ export const sections = {
       Schema.optionalKey(PositiveInt.pipe(Schema.check(Schema.isLessThanOrEqualTo(1200)))),
       "integer"
     )
+  },
+  qbittorrent: {
+    listen: field(Schema.optionalKey(ListenSettingFromString), "string"),
+    username: field(Schema.optionalKey(NonEmpty), "string"),
+    password: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true),
+    password_file: field(Schema.optionalKey(NonEmpty), "string"),
+    path_map: field(Schema.optionalKey(PathMapSetting), "string")
   }
 } as const
 
@@ -120,5 +128,6 @@ export const ConfigSchema = Schema.Struct({
   transfers: Schema.optionalKey(sectionSchema(sections.transfers)),
   log: Schema.optionalKey(sectionSchema(sections.log)),
   server: Schema.optionalKey(sectionSchema(sections.server)),
-  app_state: Schema.optionalKey(sectionSchema(sections.app_state))
+  app_state: Schema.optionalKey(sectionSchema(sections.app_state)),
+  qbittorrent: Schema.optionalKey(sectionSchema(sections.qbittorrent))
 })

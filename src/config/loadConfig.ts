@@ -20,6 +20,7 @@ import {
   sectionNames,
   sections
 } from "./fields.ts"
+import { type QbittorrentSettings, qbittorrentSettings } from "./qbittorrentSettings.ts"
 import { settingProblems } from "./settingProblems.ts"
 import { TRANSFERS_DEFAULTS, type TransfersSettings } from "./transfersSettings.ts"
 
@@ -81,6 +82,8 @@ export interface AppConfig {
     readonly progress_interval: number
     readonly max_requests_per_minute: number
   }
+  /** The qBittorrent-compatible API for the *arr apps; null = off. */
+  readonly qbittorrent: QbittorrentSettings | null
 }
 
 /** Defaults of the keys that have one (config.example.toml documents each); [transfers]' are in transfersSettings.ts. */
@@ -198,7 +201,10 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       device_name: raw.app_state?.device_name?.trim() || Os.hostname(),
       progress_interval: millisOr(raw.app_state?.progress_interval, DEFAULTS.progress_interval),
       max_requests_per_minute: raw.app_state?.max_requests_per_minute ?? DEFAULTS.max_requests_per_minute
-    }
+    },
+    qbittorrent: yield* qbittorrentSettings(raw.qbittorrent, resolvePath, (key, message) =>
+      configError(key, message, sourceOf(key, origins))
+    )
   }
   const unworkable = settingProblems(config).map((p) => ({ ...p, source: sourceOf(p.key, origins) }))
   if (unworkable.length > 0) return yield* new ConfigError({ problems: unworkable })

@@ -72,7 +72,11 @@ export interface IntakeItem {
   readonly contentPath: string
   /** The service's download id once known. */
   readonly downloadId: string | null
-  /** The release's files, relative to contentPath's folder, with the bytes on local disk. */
+  /**
+   * The release's files with the bytes on local disk; names relative to savePath with "/"
+   * (qBittorrent's convention: a multi-file release's names start with its folder, the last
+   * segment of contentPath; a single file's name is that file's).
+   */
   readonly files: ReadonlyArray<{ readonly name: string; readonly size: number; readonly localBytes: number }>
 }
 

@@ -39,7 +39,7 @@ export interface HealthServerOptions {
 }
 
 export class HealthServerError extends Schema.TaggedError<HealthServerError>()("HealthServerError", {
-  /** The configured address, as written in `server.listen`. */
+  /** The configured address, as written in its setting (`server.listen`, `qbittorrent.listen`). */
   listen: Schema.String,
   /** The system error code (EADDRINUSE, EACCES, EADDRNOTAVAIL, ...), when there is one. */
   code: Schema.UndefinedOr(Schema.String),
@@ -73,6 +73,23 @@ export const HEADERS_TIMEOUT_MS = 10_000
 /** How often connections are checked against HEADERS_TIMEOUT_MS (Node's default is 30 s). */
 const CONNECTIONS_CHECK_MS = 1_000
 
+/**
+ * An HTTP server listening on `address` with the bounds above and SHUTDOWN_GRACE, for every
+ * local server of dlsync; a listen failure is a HealthServerError naming the setting `key`.
+ */
+export const boundedHttpServer = (
+  address: ListenAddress,
+  key: string
+): Layer.Layer<HttpServer.HttpServer, HealthServerError> =>
+  Layer.effect(
+    HttpServer.HttpServer,
+    NodeHttpServer.make(createBoundedServer, {
+      port: address.port,
+      ...(address.host === undefined ? {} : { host: address.host }),
+      gracefulShutdownTimeout: SHUTDOWN_GRACE
+    }).pipe(Effect.mapError((error) => listenError(address, error.cause, key)))
+  )
+
 const createBoundedServer = () => {
   const server = createServer({
     headersTimeout: HEADERS_TIMEOUT_MS,
@@ -88,14 +105,7 @@ const listening = (
   address: ListenAddress,
   configuredHosts: ReadonlyArray<string>
 ): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> => {
-  const server = Layer.effect(
-    HttpServer.HttpServer,
-    NodeHttpServer.make(createBoundedServer, {
-      port: address.port,
-      ...(address.host === undefined ? {} : { host: address.host }),
-      gracefulShutdownTimeout: SHUTDOWN_GRACE
-    }).pipe(Effect.mapError((error) => listenError(address, error.cause)))
-  )
+  const server = boundedHttpServer(address, "server.listen")
   const serving = HttpRouter.serve(routes(hostCheck(allowedHosts(address, configuredHosts))), {
     disableLogger: true,
     disableListenLog: true
@@ -180,7 +190,7 @@ const readOnly =
       ? handler
       : Effect.succeed(text(405, "method not allowed\n", { allow: "GET, HEAD" }))
 
-const listenError = (address: ListenAddress, cause: unknown): HealthServerError => {
+const listenError = (address: ListenAddress, cause: unknown, key: string): HealthServerError => {
   const listen = formatListen(address)
   const code = Predicate.hasProperty(cause, "code") && Predicate.isString(cause.code) ? cause.code : undefined
   const why =
@@ -188,7 +198,7 @@ const listenError = (address: ListenAddress, cause: unknown): HealthServerError 
   return new HealthServerError({
     listen,
     code,
-    message: `cannot listen on ${listen} (server.listen): ${why}; choose another address or set it to "off"`
+    message: `cannot listen on ${listen} (${key}): ${why}; choose another address or set it to "off"`
   })
 }
 

@@ -1,0 +1,98 @@
+/**
+ * The `[qbittorrent]` section: the qBittorrent-compatible Web API the *arr apps use as their
+ * download client (src/qbittorrent/). Off unless the section is there; on, it needs a user
+ * name and a password (inline or in `password_file`), and listens on loopback unless told
+ * otherwise. The keys' schemas are `sections.qbittorrent` in fields.ts; config.example.toml
+ * documents each key and default.
+ */
+import * as NodePath from "node:path"
+import { Effect, FileSystem, Redacted, Schema } from "effect"
+import type { ListenAddress, ListenSetting } from "../server/ListenAddress.ts"
+import type { ConfigError } from "./ConfigError.ts"
+
+/** The section when it is on. */
+export interface QbittorrentSettings {
+  readonly listen: ListenAddress
+  readonly username: string
+  readonly password: Redacted.Redacted<string>
+  /** `[local prefix, prefix the app sees]` pairs, applied to every path the API reports. */
+  readonly path_map: ReadonlyArray<readonly [string, string]>
+}
+
+/** qBittorrent's own default port, on this host only. */
+export const DEFAULT_QBITTORRENT_LISTEN: ListenAddress = { host: "127.0.0.1", port: 8080 }
+
+const PathPrefix = Schema.String.pipe(
+  Schema.check(
+    Schema.makeFilter((s: string) => s.startsWith("/") || /^[a-z]:[\\/]/i.test(s), {
+      expected: "an absolute path"
+    })
+  )
+)
+const PathMapPairs = Schema.Array(Schema.Tuple([PathPrefix, PathPrefix]))
+
+/** `path_map`: a TOML array of pairs, or (from the environment) the same as JSON text. */
+export const PathMapSetting = Schema.Union([PathMapPairs, Schema.fromJsonString(PathMapPairs)])
+
+/** The section as decoded by fields.ts (every key optional). */
+export interface RawQbittorrentSection {
+  readonly listen?: ListenSetting
+  readonly username?: string
+  readonly password?: Redacted.Redacted<string>
+  readonly password_file?: string
+  readonly path_map?: ReadonlyArray<readonly [string, string]>
+}
+
+/**
+ * The settings, or null when the API is off (no section, or `listen = "off"`).
+ * `resolvePath` makes `password_file` absolute as loadConfig does for every path;
+ * `problem` builds a ConfigError located at the key.
+ */
+export const qbittorrentSettings = Effect.fnUntraced(function* (
+  raw: RawQbittorrentSection | undefined,
+  resolvePath: (key: string, path: string) => string,
+  problem: (key: string, message: string) => ConfigError
+): Effect.fn.Return<QbittorrentSettings | null, ConfigError, FileSystem.FileSystem> {
+  if (raw === undefined || raw.listen === "off") return null
+  if (raw.username === undefined) {
+    return yield* problem(
+      "qbittorrent.username",
+      "set qbittorrent.username and qbittorrent.password (the *arr apps sign in with them), or remove [qbittorrent]"
+    )
+  }
+  let password = raw.password
+  if (raw.password_file !== undefined) {
+    if (password !== undefined) {
+      return yield* problem(
+        "qbittorrent.password_file",
+        "set qbittorrent.password or qbittorrent.password_file, not both"
+      )
+    }
+    const file = resolvePath("qbittorrent.password_file", raw.password_file)
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs
+      .readFileString(file)
+      .pipe(Effect.mapError((e) => problem("qbittorrent.password_file", `cannot read ${file}: ${e.message}`)))
+    const secret = text.replace(/\r?\n$/, "")
+    if (secret === "") return yield* problem("qbittorrent.password_file", `${file} is empty`)
+    if (/[\r\n]/.test(secret)) {
+      return yield* problem(
+        "qbittorrent.password_file",
+        `${file} holds more than one line; it must hold the password alone`
+      )
+    }
+    password = Redacted.make(secret)
+  }
+  if (password === undefined) {
+    return yield* problem(
+      "qbittorrent.password",
+      "set qbittorrent.password or qbittorrent.password_file (the *arr apps sign in with it)"
+    )
+  }
+  return {
+    listen: raw.listen ?? DEFAULT_QBITTORRENT_LISTEN,
+    username: raw.username,
+    password,
+    path_map: (raw.path_map ?? []).map(([local, seen]) => [NodePath.normalize(local), seen] as const)
+  }
+})
