@@ -8,6 +8,7 @@
 import { Record, Schema } from "effect"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
+import { PathMapSetting } from "./sabnzbdSettings.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 
 /** How an environment variable's text becomes a value for the key. */
@@ -90,6 +91,15 @@ export const sections = {
       Schema.optionalKey(PositiveInt.pipe(Schema.check(Schema.isLessThanOrEqualTo(1200)))),
       "integer"
     )
+  },
+  sabnzbd: {
+    listen: field(Schema.optionalKey(ListenSettingFromString), "string"),
+    api_key: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true),
+    api_key_file: field(Schema.optionalKey(NonEmpty), "string"),
+    path_map: field(Schema.optionalKey(PathMapSetting), "list")
+  },
+  blackhole: {
+    watch: field(Schema.optionalKey(NonEmpty), "string")
   }
 } as const
 
@@ -120,5 +130,7 @@ export const ConfigSchema = Schema.Struct({
   transfers: Schema.optionalKey(sectionSchema(sections.transfers)),
   log: Schema.optionalKey(sectionSchema(sections.log)),
   server: Schema.optionalKey(sectionSchema(sections.server)),
-  app_state: Schema.optionalKey(sectionSchema(sections.app_state))
+  app_state: Schema.optionalKey(sectionSchema(sections.app_state)),
+  sabnzbd: Schema.optionalKey(sectionSchema(sections.sabnzbd)),
+  blackhole: Schema.optionalKey(sectionSchema(sections.blackhole))
 })

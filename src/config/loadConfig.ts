@@ -20,6 +20,8 @@ import {
   sectionNames,
   sections
 } from "./fields.ts"
+import { type SabnzbdSettings, sabnzbdSettings } from "./sabnzbdSettings.ts"
+import { readSecretFile } from "./secretFile.ts"
 import { settingProblems } from "./settingProblems.ts"
 import { TRANSFERS_DEFAULTS, type TransfersSettings } from "./transfersSettings.ts"
 
@@ -81,6 +83,10 @@ export interface AppConfig {
     readonly progress_interval: number
     readonly max_requests_per_minute: number
   }
+  /** The SABnzbd-compatible API (sabnzbdSettings.ts). */
+  readonly sabnzbd: SabnzbdSettings
+  /** `[blackhole] watch`: the folder dropped releases are taken from (absolute), if any. */
+  readonly blackhole: { readonly watch: string | undefined }
 }
 
 /** Defaults of the keys that have one (config.example.toml documents each); [transfers]' are in transfersSettings.ts. */
@@ -159,6 +165,11 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
     apiKey = Option.some(Redacted.make(secret))
   }
 
+  const sabnzbd = yield* sabnzbdSettings(raw.sabnzbd, {
+    readSecretFile: (key, path) => readSecretFile(fs, key, resolvePath(key, path), sourceOf(key, origins)),
+    problem: (key, message) => configError(key, message, sourceOf(key, origins))
+  })
+
   const config: AppConfig = {
     file,
     service: {
@@ -198,6 +209,10 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       device_name: raw.app_state?.device_name?.trim() || Os.hostname(),
       progress_interval: millisOr(raw.app_state?.progress_interval, DEFAULTS.progress_interval),
       max_requests_per_minute: raw.app_state?.max_requests_per_minute ?? DEFAULTS.max_requests_per_minute
+    },
+    sabnzbd,
+    blackhole: {
+      watch: raw.blackhole?.watch === undefined ? undefined : resolvePath("blackhole.watch", raw.blackhole.watch)
     }
   }
   const unworkable = settingProblems(config).map((p) => ({ ...p, source: sourceOf(p.key, origins) }))

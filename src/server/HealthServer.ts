@@ -73,7 +73,8 @@ export const HEADERS_TIMEOUT_MS = 10_000
 /** How often connections are checked against HEADERS_TIMEOUT_MS (Node's default is 30 s). */
 const CONNECTIONS_CHECK_MS = 1_000
 
-const createBoundedServer = () => {
+/** A node:http server held to MAX_CONNECTIONS and the timeouts above (every local server of dlsync uses it). */
+export const createBoundedServer = () => {
   const server = createServer({
     headersTimeout: HEADERS_TIMEOUT_MS,
     requestTimeout: 30_000,
@@ -180,11 +181,17 @@ const readOnly =
       ? handler
       : Effect.succeed(text(405, "method not allowed\n", { allow: "GET, HEAD" }))
 
-const listenError = (address: ListenAddress, cause: unknown): HealthServerError => {
-  const listen = formatListen(address)
+/** Why listening failed: the system error code, when there is one, and what it means. */
+export const listenFailure = (cause: unknown): { readonly code: string | undefined; readonly why: string } => {
   const code = Predicate.hasProperty(cause, "code") && Predicate.isString(cause.code) ? cause.code : undefined
   const why =
     code === undefined ? (cause instanceof Error ? cause.message : String(cause)) : (LISTEN_ERRORS[code] ?? code)
+  return { code, why }
+}
+
+const listenError = (address: ListenAddress, cause: unknown): HealthServerError => {
+  const listen = formatListen(address)
+  const { code, why } = listenFailure(cause)
   return new HealthServerError({
     listen,
     code,
