@@ -83,6 +83,7 @@ export const numberedName = (name: string, attempt: number): string => {
 
 /** A reason as one line of text (no control characters, bounded). */
 export const oneLine = (reason: string): string => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is taken out
   const line = reason.replace(/[\u0000-\u001f\u007f]+/g, " ").trim()
   return line.length > 1000 ? `${line.slice(0, 999)}…` : line
 }
@@ -103,4 +104,5 @@ const oneLink = (content: Uint8Array): { readonly uri: string } | { readonly pro
   return { uri: lines[0] ?? "" }
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is looked for
 const hasControl = (text: string): boolean => /[\u0000-\u001f\u007f]/.test(text)
