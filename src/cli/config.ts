@@ -96,7 +96,13 @@ export const effectiveView = (config: AppConfig) => {
         device_name: config.app_state.device_name,
         progress_interval: formatDuration(config.app_state.progress_interval),
         max_requests_per_minute: config.app_state.max_requests_per_minute
-      }
+      },
+      sabnzbd: {
+        listen: formatListen(config.sabnzbd.listen),
+        api_key: Option.isSome(config.sabnzbd.apiKey) ? "<redacted>" : null,
+        path_map: config.sabnzbd.pathMap
+      },
+      blackhole: { watch: config.blackhole.watch ?? null }
     }
   }
 }
