@@ -204,6 +204,103 @@ describe("SABnzbd surface: Sonarr's sequence for one release", () => {
   )
 })
 
+describe("SABnzbd surface: the other calls", () => {
+  it.effect("addurl (Prowlarr) takes a URL or a magnet; nzbname names the job; priority -2 adds it paused", () =>
+    withSurface(({ base, memory }) =>
+      Effect.gen(function* () {
+        const url = readAddResponse(
+          (yield* get(sonarrUrl(base, "addurl", { name: "https://indexer.example/get/1", cat: "tv", priority: -100 })))
+            .text
+        )
+        const magnet = readAddResponse(
+          (yield* get(
+            sonarrUrl(base, "addurl", {
+              name: "magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567&dn=X",
+              cat: "*",
+              priority: -2,
+              nzbname: "Renamed"
+            })
+          )).text
+        )
+        assert.strictEqual(magnet[0], "SABnzbd_nzo_0123456789abcdef0123456789abcdef01234567")
+        assert.notStrictEqual(url[0], magnet[0])
+        assert.deepStrictEqual(
+          (yield* memory.added).map((a) => [a.source._tag, a.options]),
+          [
+            ["Url", { category: "tv", paused: false, via: "sabnzbd" }],
+            ["Magnet", { category: "", paused: true, via: "sabnzbd", name: "Renamed" }]
+          ]
+        )
+        const queue = readQueue((yield* get(sonarrUrl(base, "queue"))).text)
+        assert.deepStrictEqual(
+          queue.items.map((i) => [i.title, i.category, i.status]),
+          [
+            ["1", "tv", "Queued"],
+            ["Renamed", "*", "Paused"]
+          ]
+        )
+        const empty = yield* get(sonarrUrl(base, "addurl", { name: "" }))
+        assert.deepStrictEqual(JSON.parse(empty.text), { status: false, error: "expects one parameter" })
+      })
+    )
+  )
+
+  it.effect("queue delete (a comma list, all), pause and resume, by item and as a whole", () =>
+    withSurface(({ base, memory }) =>
+      Effect.gen(function* () {
+        const ids: Array<string> = []
+        for (const n of [1, 2, 3]) {
+          ids.push(readAddResponse((yield* addfile(base, `Job${n}`, NZB.replace("x@y", `${n}@y`), "tv")).text)[0]!)
+        }
+        const pause = JSON.parse((yield* get(sonarrUrl(base, "queue", { name: "pause", value: ids[0]! }))).text)
+        assert.deepStrictEqual(pause, { status: true, nzo_ids: [ids[0]] })
+        const statuses = () =>
+          Effect.map(get(sonarrUrl(base, "queue")), (r) => readQueue(r.text).items.map((i) => i.status))
+        assert.deepStrictEqual(yield* statuses(), ["Paused", "Queued", "Queued"])
+        yield* get(sonarrUrl(base, "pause"))
+        const paused = readQueue((yield* get(sonarrUrl(base, "queue"))).text)
+        assert.isTrue(paused.paused)
+        assert.deepStrictEqual(
+          sonarrItems(paused, { items: [] }, "tv").map((i) => i.status),
+          ["Paused", "Paused", "Paused"]
+        )
+        yield* get(sonarrUrl(base, "resume"))
+        assert.deepStrictEqual(yield* statuses(), ["Queued", "Queued", "Queued"])
+
+        const removed = JSON.parse(
+          (yield* get(sonarrUrl(base, "queue", { name: "delete", del_files: 0, value: `${ids[0]},${ids[1]},nope` })))
+            .text
+        )
+        assert.deepStrictEqual(removed, { status: true, nzo_ids: [ids[0], ids[1]] })
+        yield* get(sonarrUrl(base, "queue", { name: "delete", value: "all", del_files: 1 }))
+        assert.deepStrictEqual(
+          (yield* memory.removed).map((r) => r.deleteFiles),
+          [false, true]
+        )
+        assert.deepStrictEqual(yield* memory.items, [])
+        const none = JSON.parse((yield* get(sonarrUrl(base, "queue", { name: "delete" }))).text)
+        assert.deepStrictEqual(none, { status: false, error: "expects one parameter" })
+      })
+    )
+  )
+
+  it.effect("fullstatus gives the complete folder; history delete 'failed' removes only failed items", () =>
+    withSurface(({ base, memory }) =>
+      Effect.gen(function* () {
+        const status = JSON.parse((yield* get(sonarrUrl(base, "fullstatus", { skip_dashboard: 1 }))).text)
+        assert.strictEqual(status.status.completedir, ROOT)
+        yield* addfile(base, "Good", NZB, "tv")
+        yield* addfile(base, "Bad", NZB.replace("x@y", "b@y"), "tv")
+        const [good, bad] = yield* memory.items
+        yield* memory.complete(good!.id, 1)
+        yield* memory.fail(bad!.id, "expired", 2)
+        yield* get(sonarrUrl(base, "history", { name: "delete", value: "failed", del_files: 1 }))
+        assert.deepStrictEqual(yield* memory.removed, [{ ids: [bad!.id], deleteFiles: true }])
+      })
+    )
+  )
+})
+
 describe("SABnzbd surface: bad requests get SABnzbd's answers", () => {
   it.effect("no key, a wrong key: API Key Required / API Key Incorrect (status:false); version needs none", () =>
     withSurface(({ base }) =>
