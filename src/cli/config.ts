@@ -100,7 +100,8 @@ export const effectiveView = (config: AppConfig) => {
       sabnzbd: {
         listen: formatListen(config.sabnzbd.listen),
         api_key: Option.isSome(config.sabnzbd.apiKey) ? "<redacted>" : null,
-        path_map: config.sabnzbd.pathMap
+        path_map: config.sabnzbd.pathMap,
+        categories: config.sabnzbd.categories
       },
       blackhole: { watch: config.blackhole.watch ?? null }
     }

@@ -96,7 +96,8 @@ export const sections = {
     listen: field(Schema.optionalKey(ListenSettingFromString), "string"),
     api_key: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true),
     api_key_file: field(Schema.optionalKey(NonEmpty), "string"),
-    path_map: field(Schema.optionalKey(PathMapSetting), "list")
+    path_map: field(Schema.optionalKey(PathMapSetting), "list"),
+    categories: field(Schema.optionalKey(Schema.Array(NonEmpty)), "list")
   },
   blackhole: {
     watch: field(Schema.optionalKey(NonEmpty), "string")

@@ -13,12 +13,14 @@ export interface SabnzbdSettings {
   readonly listen: ListenSetting
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly pathMap: PathMap
+  /** Categories the apps may use (besides the intake's own), made in the intake at start. */
+  readonly categories: ReadonlyArray<string>
 }
 
 /** SABnzbd's own port is 8080, which qBittorrent uses too; 8085 keeps both free. */
 export const DEFAULT_SABNZBD_LISTEN = { host: "127.0.0.1", port: 8085 } as const
 
-export const SABNZBD_OFF: SabnzbdSettings = { listen: "off", apiKey: Option.none(), pathMap: [] }
+export const SABNZBD_OFF: SabnzbdSettings = { listen: "off", apiKey: Option.none(), pathMap: [], categories: [] }
 
 const NonEmpty = Schema.String.pipe(Schema.check(Schema.isMinLength(1)))
 const Absolute = NonEmpty.pipe(
@@ -70,7 +72,7 @@ export const sabnzbdSettings = Effect.fnUntraced(function* (
     }
     return SABNZBD_OFF
   }
-  return { listen: raw.listen ?? DEFAULT_SABNZBD_LISTEN, apiKey, pathMap }
+  return { listen: raw.listen ?? DEFAULT_SABNZBD_LISTEN, apiKey, pathMap, categories: raw.categories ?? [] }
 })
 
 /** The section as decoded (fields.ts). */
@@ -79,4 +81,5 @@ interface RawSabnzbd {
   readonly api_key?: Redacted.Redacted<string>
   readonly api_key_file?: string
   readonly path_map?: ReadonlyArray<readonly [string, string] | string>
+  readonly categories?: ReadonlyArray<string>
 }

@@ -22,7 +22,7 @@ import {
   Multipart
 } from "effect/http"
 import type { SabnzbdSettings } from "../config/sabnzbdSettings.ts"
-import type { Intake } from "../intake/Intake.ts"
+import { Intake } from "../intake/Intake.ts"
 import { createBoundedServer, listenFailure, SHUTDOWN_GRACE } from "../server/HealthServer.ts"
 import { allowedHosts, hostCheck } from "../server/HostCheck.ts"
 import { formatListen, isLoopback, type ListenAddress } from "../server/ListenAddress.ts"
@@ -103,6 +103,20 @@ const listening = (
   const announced = Layer.effect(
     SabnzbdServer,
     Effect.gen(function* () {
+      const intake = yield* Intake
+      // The apps' test fails unless their category is listed: the configured ones exist from the start.
+      yield* Effect.forEach(
+        options.settings.categories,
+        (name) =>
+          intake
+            .createCategory(name)
+            .pipe(
+              Effect.catchTag("IntakeError", (error) =>
+                Effect.logWarning(`sabnzbd.categories: cannot create ${JSON.stringify(name)}: ${error.problem}`)
+              )
+            ),
+        { discard: true }
+      )
       const url = HttpServer.formatAddress((yield* HttpServer.HttpServer).address)
       yield* Effect.logInfo(
         `SABnzbd API listening on ${url} (in the app: host and port of ${url}, API key from sabnzbd.api_key)`

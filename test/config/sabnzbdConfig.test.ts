@@ -41,21 +41,25 @@ describe("[sabnzbd]", () => {
       assert.deepStrictEqual(effectiveView(yield* load(BASE)).settings.sabnzbd, {
         listen: "off",
         api_key: null,
-        path_map: []
+        path_map: [],
+        categories: []
       })
     })
   )
 
   it.effect("with an API key listens on 127.0.0.1:8085 unless told otherwise; the key is never shown", () =>
     Effect.gen(function* () {
-      const config = yield* load(`${BASE}\n[sabnzbd]\napi_key = "k123"\npath_map = [["/media", "/data"]]\n`)
+      const config = yield* load(
+        `${BASE}\n[sabnzbd]\napi_key = "k123"\npath_map = [["/media", "/data"]]\ncategories = ["tv", "movies"]\n`
+      )
       assert.deepStrictEqual(config.sabnzbd.listen, { host: "127.0.0.1", port: 8085 })
       assert.strictEqual(Redacted.value(Option.getOrThrow(config.sabnzbd.apiKey)), "k123")
       assert.deepStrictEqual(config.sabnzbd.pathMap, [["/media", "/data"]])
       assert.deepStrictEqual(effectiveView(config).settings.sabnzbd, {
         listen: "127.0.0.1:8085",
         api_key: "<redacted>",
-        path_map: [["/media", "/data"]]
+        path_map: [["/media", "/data"]],
+        categories: ["tv", "movies"]
       })
       const moved = yield* load(`${BASE}\n[sabnzbd]\napi_key = "k"\nlisten = "0.0.0.0:9090"\n`)
       assert.deepStrictEqual(moved.sabnzbd.listen, { host: "0.0.0.0", port: 9090 })

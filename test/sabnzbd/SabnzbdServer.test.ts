@@ -26,8 +26,8 @@ describe("SabnzbdServer", () => {
   it.effect("is off without an API key or with listen off", () =>
     Effect.gen(function* () {
       for (const settings of [
-        { listen: { host: "127.0.0.1", port: 0 }, apiKey: Option.none(), pathMap: [] },
-        { listen: "off" as const, apiKey: Option.some(Redacted.make("k")), pathMap: [] }
+        { listen: { host: "127.0.0.1", port: 0 }, apiKey: Option.none(), pathMap: [], categories: [] },
+        { listen: "off" as const, apiKey: Option.some(Redacted.make("k")), pathMap: [], categories: [] }
       ]) {
         const layer = yield* withIntake(SabnzbdServer.layer({ settings, root: "/srv/dlsync" }))
         const server = yield* Effect.provide(SabnzbdServer.use(Effect.succeed), layer)
@@ -41,7 +41,7 @@ describe("SabnzbdServer", () => {
       const port = yield* occupiedPort
       const layer = yield* withIntake(
         SabnzbdServer.layer({
-          settings: { listen: { host: "127.0.0.1", port }, apiKey: Option.some(Redacted.make("k")), pathMap: [] },
+          settings: { listen: { host: "127.0.0.1", port }, apiKey: Option.some(Redacted.make("k")), pathMap: [], categories: [] },
           root: "/srv/dlsync"
         })
       )

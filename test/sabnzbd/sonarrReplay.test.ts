@@ -32,12 +32,14 @@ const withSurface = <A, E>(
   options: { readonly pathMap?: ReadonlyArray<readonly [string, string]>; readonly maxBodyBytes?: number } = {}
 ) =>
   Effect.gen(function* () {
-    const memory = yield* makeMemoryIntake(ROOT, ["tv", "movies"])
+    // The categories come from sabnzbd.categories: the server makes them in the intake.
+    const memory = yield* makeMemoryIntake(ROOT)
     const layer = SabnzbdServer.layer({
       settings: {
         listen: { host: "127.0.0.1", port: 0 },
         apiKey: Option.some(Redacted.make(KEY)),
-        pathMap: options.pathMap ?? []
+        pathMap: options.pathMap ?? [],
+        categories: ["tv", "movies"]
       },
       root: ROOT,
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes })
