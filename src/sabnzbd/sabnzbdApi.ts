@@ -59,6 +59,8 @@ export const answer = Effect.fn("Sabnzbd.answer")(function* (options: SabnzbdApi
       return { auth: "apikey" }
     case "get_config":
       return { config: yield* configDocument(options) }
+    case "get_cats":
+      return { categories: (yield* configDocument(options)).categories.map((c) => c.name) }
     case "fullstatus":
       return { status: yield* fullStatus(options) }
     case "addfile": {
@@ -139,7 +141,7 @@ const queueMode = Effect.fnUntraced(function* (name: string, params: ReadonlyMap
     default:
       return failure(MSG_NOT_IMPLEMENTED)
   }
-  const matching = queued.filter((item) => inCategories(item, commaList(params.get("category") ?? params.get("cat"))))
+  const matching = queued.filter((item) => matches(item, params))
   const page = paged(matching, params)
   const start = pageStart(params)
   const size = matching.reduce((sum, i) => sum + i.size, 0)
@@ -202,7 +204,7 @@ const historyMode = Effect.fnUntraced(function* (
       return failure(MSG_NOT_IMPLEMENTED)
   }
   const matching = finished
-    .filter((item) => inCategories(item, commaList(params.get("category") ?? params.get("cat"))))
+    .filter((item) => matches(item, params))
     .filter((item) => params.get("failed_only") !== "1" || item.state === "failed")
     .sort((a, b) => finishedAt(b) - finishedAt(a))
   const page = paged(matching, params)
@@ -307,6 +309,17 @@ const selected = (
   if (allowAll && names.some((n) => n.toLowerCase() === "all")) return items.map((i) => i.id)
   const wanted = new Set(names)
   return items.filter((i) => wanted.has(nzoIdOf(i.id))).map((i) => i.id)
+}
+
+/** The listing filters SABnzbd takes: `category` (or `cat`), `nzo_ids` and `search` (in the name), each a comma list. */
+const matches = (item: IntakeItem, params: ReadonlyMap<string, string>): boolean => {
+  const ids = commaList(params.get("nzo_ids"))
+  const search = (params.get("search") ?? "").trim().toLowerCase()
+  return (
+    inCategories(item, commaList(params.get("category") ?? params.get("cat"))) &&
+    (ids.length === 0 || ids.includes(nzoIdOf(item.id))) &&
+    (search === "" || item.name.toLowerCase().includes(search))
+  )
 }
 
 const commaList = (value: string | undefined): ReadonlyArray<string> =>

@@ -41,7 +41,12 @@ describe("SabnzbdServer", () => {
       const port = yield* occupiedPort
       const layer = yield* withIntake(
         SabnzbdServer.layer({
-          settings: { listen: { host: "127.0.0.1", port }, apiKey: Option.some(Redacted.make("k")), pathMap: [], categories: [] },
+          settings: {
+            listen: { host: "127.0.0.1", port },
+            apiKey: Option.some(Redacted.make("k")),
+            pathMap: [],
+            categories: []
+          },
           root: "/srv/dlsync"
         })
       )

@@ -286,6 +286,36 @@ describe("SABnzbd surface: the other calls", () => {
     )
   )
 
+  it.effect("mode and key in the multipart fields (sabnzbd-api's addFile); get_cats; nzo_ids and search filters", () =>
+    withSurface(({ base }) =>
+      Effect.gen(function* () {
+        const added = yield* Effect.promise(async () => {
+          const form = new FormData()
+          form.append("name", new Blob([NZB], { type: "application/x-nzb" }), "Show.S02E01.nzb")
+          form.append("mode", "addfile")
+          form.append("output", "json")
+          form.append("apikey", KEY)
+          form.append("cat", "tv")
+          const response = await fetch(new URL("/sabnzbd/api", base), { method: "POST", body: form })
+          return readAddResponse(await response.text())
+        })
+        yield* addfile(base, "Other.S01E01", NZB.replace("x@y", "o@y"), "tv")
+        const cats = JSON.parse((yield* get(sonarrUrl(base, "get_cats"))).text)
+        assert.deepStrictEqual(cats, { categories: ["*", "tv", "movies"] })
+        const byId = readQueue((yield* get(sonarrUrl(base, "queue", { nzo_ids: added[0]! }))).text)
+        assert.deepStrictEqual(
+          byId.items.map((i) => i.title),
+          ["Show.S02E01"]
+        )
+        const bySearch = readQueue((yield* get(sonarrUrl(base, "queue", { search: "other" }))).text)
+        assert.deepStrictEqual(
+          bySearch.items.map((i) => i.title),
+          ["Other.S01E01"]
+        )
+      })
+    )
+  )
+
   it.effect("fullstatus gives the complete folder; history delete 'failed' removes only failed items", () =>
     withSurface(({ base, memory }) =>
       Effect.gen(function* () {
