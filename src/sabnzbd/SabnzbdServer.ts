@@ -11,7 +11,6 @@
  * with a SABnzbd error document. Requests are not logged (the API key is in the query).
  * A listen failure fails the layer with SabnzbdServerError (one line, exit 78).
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, Context, Effect, Layer, Predicate, Schema, Stream } from "effect"
 import {
   HttpIncomingMessage,
@@ -23,7 +22,7 @@ import {
 } from "effect/http"
 import type { SabnzbdSettings } from "../config/sabnzbdSettings.ts"
 import { Intake } from "../intake/Intake.ts"
-import { createBoundedServer, listenFailure, SHUTDOWN_GRACE } from "../server/HealthServer.ts"
+import { boundedServerLayer, listenFailure } from "../server/HealthServer.ts"
 import { allowedHosts, hostCheck } from "../server/HostCheck.ts"
 import { formatListen, isLoopback, type ListenAddress } from "../server/ListenAddress.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
@@ -71,14 +70,7 @@ const listening = (
   options: SabnzbdServerOptions,
   apiKey: Parameters<typeof answer>[0]["apiKey"]
 ): Layer.Layer<SabnzbdServer, SabnzbdServerError, Intake> => {
-  const server = Layer.effect(
-    HttpServer.HttpServer,
-    NodeHttpServer.make(createBoundedServer, {
-      port: address.port,
-      ...(address.host === undefined ? {} : { host: address.host }),
-      gracefulShutdownTimeout: SHUTDOWN_GRACE
-    }).pipe(Effect.mapError((error) => listenError(address, error.cause)))
-  )
+  const server = boundedServerLayer(address, (cause) => listenError(address, cause))
   const guard = hostCheck(allowedHosts(address, options.allowedHosts ?? []))
   const apiOptions = { apiKey, root: options.root, pathMap: options.settings.pathMap }
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES

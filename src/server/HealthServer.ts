@@ -73,8 +73,24 @@ export const HEADERS_TIMEOUT_MS = 10_000
 /** How often connections are checked against HEADERS_TIMEOUT_MS (Node's default is 30 s). */
 const CONNECTIONS_CHECK_MS = 1_000
 
-/** A node:http server held to MAX_CONNECTIONS and the timeouts above (every local server of dlsync uses it). */
-export const createBoundedServer = () => {
+/**
+ * The HTTP server of a local endpoint of dlsync on `address`: held to MAX_CONNECTIONS and the
+ * timeouts above, in-flight requests given SHUTDOWN_GRACE; a listen failure is `toError(cause)`.
+ */
+export const boundedServerLayer = <E>(
+  address: ListenAddress,
+  toError: (cause: unknown) => E
+): Layer.Layer<HttpServer.HttpServer, E> =>
+  Layer.effect(
+    HttpServer.HttpServer,
+    NodeHttpServer.make(createBoundedServer, {
+      port: address.port,
+      ...(address.host === undefined ? {} : { host: address.host }),
+      gracefulShutdownTimeout: SHUTDOWN_GRACE
+    }).pipe(Effect.mapError((error) => toError(error.cause)))
+  )
+
+const createBoundedServer = () => {
   const server = createServer({
     headersTimeout: HEADERS_TIMEOUT_MS,
     requestTimeout: 30_000,
@@ -89,14 +105,7 @@ const listening = (
   address: ListenAddress,
   configuredHosts: ReadonlyArray<string>
 ): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> => {
-  const server = Layer.effect(
-    HttpServer.HttpServer,
-    NodeHttpServer.make(createBoundedServer, {
-      port: address.port,
-      ...(address.host === undefined ? {} : { host: address.host }),
-      gracefulShutdownTimeout: SHUTDOWN_GRACE
-    }).pipe(Effect.mapError((error) => listenError(address, error.cause)))
-  )
+  const server = boundedServerLayer(address, (cause) => listenError(address, cause))
   const serving = HttpRouter.serve(routes(hostCheck(allowedHosts(address, configuredHosts))), {
     disableLogger: true,
     disableListenLog: true
