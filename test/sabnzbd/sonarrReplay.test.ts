@@ -4,6 +4,7 @@
  * test → addfile → poll queue + history (+ get_config) → history Completed → import →
  * queue → history&name=delete, each answer read as Sonarr reads it (sonarrReads.ts).
  */
+import * as Http from "node:http"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Intake } from "../../src/intake/Intake.ts"
@@ -399,6 +400,52 @@ describe("SABnzbd surface: bad requests get SABnzbd's answers", () => {
     )
   )
 
+  it.effect("a chunked body (no content-length) over the limit is 413 too; a url-encoded addurl body is read", () =>
+    withSurface(
+      ({ base, memory }) =>
+        Effect.gen(function* () {
+          const chunked = yield* Effect.promise(
+            () =>
+              new Promise<number>((resolve, reject) => {
+                const req = Http.request(sonarrUrl(base, "addfile"), {
+                  method: "POST",
+                  headers: { "content-type": "multipart/form-data; boundary=B", "transfer-encoding": "chunked" }
+                })
+                req.on("response", (res) => {
+                  res.resume()
+                  resolve(res.statusCode ?? 0)
+                })
+                req.on("error", reject)
+                req.write('--B\r\nContent-Disposition: form-data; name="name"; filename="a.nzb"\r\n\r\n')
+                for (let i = 0; i < 20; i++) req.write(Buffer.alloc(10_000, 120))
+                req.end("\r\n--B--\r\n")
+              })
+          )
+          assert.strictEqual(chunked, 413)
+          const form = yield* Effect.promise(async () => {
+            const response = await fetch(new URL("/api", base), {
+              method: "POST",
+              headers: { "content-type": "application/x-www-form-urlencoded" },
+              body: new URLSearchParams({
+                mode: "addurl",
+                name: "https://indexer.example/get/9",
+                cat: "movies",
+                apikey: KEY,
+                output: "json"
+              })
+            })
+            return readAddResponse(await response.text())
+          })
+          assert.strictEqual(form.length, 1)
+          assert.deepStrictEqual(
+            (yield* memory.added).map((a) => [a.source._tag, a.options.category]),
+            [["Url", "movies"]]
+          )
+        }),
+      { maxBodyBytes: 64 * 1024 }
+    )
+  )
+
   it.effect("a Host that is not this server's is refused (DNS rebinding)", () =>
     withSurface(({ base }) =>
       Effect.gen(function* () {
@@ -406,14 +453,12 @@ describe("SABnzbd surface: bad requests get SABnzbd's answers", () => {
           () =>
             new Promise<number>((resolve, reject) => {
               const url = sonarrUrl(base, "queue")
-              import("node:http").then((http) => {
-                const req = http.request(url, { headers: { host: "evil.example:80" } }, (res) => {
-                  res.resume()
-                  resolve(res.statusCode ?? 0)
-                })
-                req.on("error", reject)
-                req.end()
+              const req = Http.request(url, { headers: { host: "evil.example:80" } }, (res) => {
+                res.resume()
+                resolve(res.statusCode ?? 0)
               })
+              req.on("error", reject)
+              req.end()
             })
         )
         assert.strictEqual(status, 403)
