@@ -24,8 +24,8 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { watch as chokidarWatch } from "chokidar"
-import { Cause, Clock, Duration, Effect, Layer, Queue } from "effect"
-import { errnoCode } from "../fs/errno.ts"
+import { Cause, Clock, Duration, Effect, Layer, Queue, Schema } from "effect"
+import { describeError, errnoCode } from "../fs/errno.ts"
 import { moveFileNoReplace } from "../fs/moveFileNoReplace.ts"
 import { Intake } from "../intake/Intake.ts"
 import {
@@ -49,6 +49,11 @@ export const TICK = Duration.seconds(1)
 
 /** A dropped file larger than this is refused (an NZB of a big season pack is tens of MB). */
 export const MAX_DROP_BYTES = 64 * 1024 * 1024
+
+/** The watch folder cannot be used (exit 78). */
+export class BlackholeError extends Schema.TaggedError<BlackholeError>()("BlackholeError", {
+  message: Schema.String
+}) {}
 
 export interface BlackholeOptions {
   /** The watched folder (absolute). */
@@ -78,8 +83,15 @@ export const makeBlackhole = Effect.fn("Blackhole.make")(function* (options: Bla
   const intake = yield* Intake
   const root = options.watch
   const settleMs = Duration.toMillis(Duration.fromInputUnsafe(options.settle ?? SETTLE))
-  yield* Effect.sync(() => {
-    for (const dir of [PROCESSED_DIR, FAILED_DIR]) Fs.mkdirSync(NodePath.join(root, dir), { recursive: true })
+  yield* Effect.try({
+    try: () => {
+      for (const dir of [PROCESSED_DIR, FAILED_DIR]) Fs.mkdirSync(NodePath.join(root, dir), { recursive: true })
+      Fs.accessSync(root, Fs.constants.R_OK | Fs.constants.W_OK)
+    },
+    catch: (e) =>
+      new BlackholeError({
+        message: `cannot use ${root} (blackhole.watch): ${describeError(e)}; create it, make it writable for dlsync, or remove the key`
+      })
   })
   const seen = new Map<string, { readonly size: bigint; readonly mtimeNs: bigint; readonly since: number }>()
 
@@ -145,7 +157,7 @@ export const makeBlackhole = Effect.fn("Blackhole.make")(function* (options: Bla
       const outcome = yield* take(drop).pipe(
         Effect.catchDefect((defect) =>
           Effect.as(
-            Effect.logWarning(`blackhole: cannot take ${JSON.stringify(drop.rel)} yet: ${describe(defect)}`),
+            Effect.logWarning(`blackhole: cannot take ${JSON.stringify(drop.rel)} yet: ${describeError(defect)}`),
             undefined
           )
         )
@@ -171,7 +183,7 @@ export const makeBlackhole = Effect.fn("Blackhole.make")(function* (options: Bla
 export const blackholeLayer = (
   watch: string | undefined,
   settle?: Duration.Input
-): Layer.Layer<never, never, Intake> =>
+): Layer.Layer<never, BlackholeError, Intake> =>
   watch === undefined
     ? Layer.empty
     : Layer.effectDiscard(
@@ -270,5 +282,3 @@ const moveAside = (full: string, dir: string): string => {
     }
   }
 }
-
-const describe = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))

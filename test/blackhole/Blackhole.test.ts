@@ -173,6 +173,24 @@ describe("blackhole folder", () => {
     })
   )
 
+  it.effect("a watch folder that cannot be used fails with one line naming blackhole.watch", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempWatch
+      const file = NodePath.join(dir, "a-file")
+      Fs.writeFileSync(file, "")
+      const memory = yield* makeMemoryIntake("/srv/dlsync")
+      const error = yield* Effect.flip(
+        Layer.build(blackholeLayer(file).pipe(Layer.provide(Layer.succeed(Intake, memory.intake))))
+      )
+      assert.strictEqual(error._tag, "BlackholeError")
+      assert.match(
+        error.message,
+        /^cannot use .*a-file \(blackhole\.watch\): .*; create it, make it writable for dlsync, or remove the key$/
+      )
+      assert.notInclude(error.message, "\n")
+    })
+  )
+
   it.live("the daemon's layer takes a dropped file on its own (chokidar wakes it)", () =>
     Effect.gen(function* () {
       const watch = yield* tempWatch
