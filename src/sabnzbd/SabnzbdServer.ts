@@ -23,7 +23,7 @@ import {
 import type { SabnzbdSettings } from "../config/sabnzbdSettings.ts"
 import { Intake } from "../intake/Intake.ts"
 import { boundedServerLayer, listenFailure } from "../server/HealthServer.ts"
-import { allowedHosts, hostCheck } from "../server/HostCheck.ts"
+import { allowedHosts, hostCheck, isAllowedHost } from "../server/HostCheck.ts"
 import { formatListen, isLoopback, type ListenAddress } from "../server/ListenAddress.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
 import { answer, failure, type Json, type SabnzbdCall } from "./sabnzbdApi.ts"
@@ -71,26 +71,33 @@ const listening = (
   apiKey: Parameters<typeof answer>[0]["apiKey"]
 ): Layer.Layer<SabnzbdServer, SabnzbdServerError, Intake> => {
   const server = boundedServerLayer(address, (cause) => listenError(address, cause))
-  const guard = hostCheck(allowedHosts(address, options.allowedHosts ?? []))
+  const allowed = allowedHosts(address, options.allowedHosts ?? [])
+  const guard = hostCheck(allowed)
+  // An app in another container reaches dlsync by a name the check does not know: say which, once.
+  const warned = new Set<string>()
+  const warnRefused = (request: HttpServerRequest.HttpServerRequest) => {
+    const host = (request.headers.host ?? "").slice(0, 100)
+    if (isAllowedHost(host, allowed) || warned.has(host) || warned.size >= 16) return Effect.void
+    warned.add(host)
+    return Effect.logWarning(
+      `SABnzbd API: refused a request addressed to ${JSON.stringify(host)}; if an app reaches dlsync by that name, add it to server.allowed_hosts`
+    )
+  }
   const apiOptions = { apiKey, root: options.root, pathMap: options.settings.pathMap }
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES
   const routes = Layer.effectDiscard(
     Effect.gen(function* () {
       const router = yield* HttpRouter.HttpRouter
-      yield* router.add(
-        "*",
-        "*",
-        guard((request) =>
-          isApiPath(request.url)
-            ? readCall(request, maxBody).pipe(
-                Effect.flatMap((call) => Effect.map(answer(apiOptions, call), (body) => json(200, body))),
-                Effect.catchTag("BadRequest", (bad) => Effect.succeed(json(bad.status, failure(bad.problem))))
-              )
-            : Effect.succeed(HttpServerResponse.text("not found\n", { status: 404 }))
-        )
-      )
+      yield* router.add("*", "*", (request) => Effect.andThen(warnRefused(request), guard(serveApi)(request)))
     })
   )
+  const serveApi = (request: HttpServerRequest.HttpServerRequest) =>
+    isApiPath(request.url)
+      ? readCall(request, maxBody).pipe(
+          Effect.flatMap((call) => Effect.map(answer(apiOptions, call), (body) => json(200, body))),
+          Effect.catchTag("BadRequest", (bad) => Effect.succeed(json(bad.status, failure(bad.problem))))
+        )
+      : Effect.succeed(HttpServerResponse.text("not found\n", { status: 404 }))
   const serving = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true })
   const announced = Layer.effect(
     SabnzbdServer,
