@@ -11,7 +11,7 @@ import {
   type AddOptions,
   Intake,
   IntakeError,
-  type IntakeId,
+  IntakeId,
   type IntakeItem,
   type IntakeSource
 } from "../../src/intake/Intake.ts"
@@ -173,4 +173,4 @@ const identityOf = (source: IntakeSource): { id: IntakeId; name: string } | unde
 
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
-const asId = (text: string): IntakeId => text as IntakeId
+const asId = (text: string): IntakeId => IntakeId.make(text)

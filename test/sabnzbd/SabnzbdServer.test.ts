@@ -20,7 +20,12 @@ const occupiedPort = Effect.acquireRelease(
     Effect.callback<void>((resume) => {
       server.close(() => resume(Effect.void))
     })
-).pipe(Effect.map((server) => (server.address() as Net.AddressInfo).port))
+).pipe(
+  Effect.map((server) => {
+    const address = server.address()
+    return address !== null && typeof address === "object" ? address.port : assert.fail("no port")
+  })
+)
 
 describe("SabnzbdServer", () => {
   it.effect("is off without an API key or with listen off", () =>
