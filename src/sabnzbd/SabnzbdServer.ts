@@ -9,6 +9,9 @@
  * by default). A request whose Host is not this server's is 403 (HostCheck, with
  * `server.allowed_hosts`); a body over MAX_BODY_BYTES is 413 and a malformed one 400, both
  * with a SABnzbd error document. Requests are not logged (the API key is in the query).
+ * A missing or wrong API key is answered 200 with SABnzbd's JSON error, as SABnzbd's report()
+ * writes it, rather than SABnzbd 4's bare 403: the apps' test shows "API Key Incorrect" /
+ * "API Key Required" only from a 2xx body (Sonarr Sabnzbd.cs TestAuthentication).
  * A listen failure fails the layer with SabnzbdServerError (one line, exit 78).
  */
 import { ByteSize, Context, Effect, Layer, Predicate, Schema, Stream } from "effect"
