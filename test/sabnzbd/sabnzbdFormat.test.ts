@@ -1,6 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
+import { IntakeId, type IntakeItem, type IntakeState } from "../../src/intake/Intake.ts"
 import { toAppPath } from "../../src/intake/pathMap.ts"
-import { formatTimeLeft, megabytes } from "../../src/sabnzbd/sabnzbdFormat.ts"
+import {
+  formatTimeLeft,
+  historySlot,
+  isQueued,
+  megabytes,
+  nzoIdOf,
+  queueSlot
+} from "../../src/sabnzbd/sabnzbdFormat.ts"
 
 describe("SABnzbd formats", () => {
   it("timeleft is H:MM:SS under a day and D:HH:MM:SS from a day on, as SABnzbd's format_time_left", () => {
@@ -32,5 +40,49 @@ describe("path_map", () => {
     assert.strictEqual(toAppPath(map, "/srv/dlsync2/x"), "/srv/dlsync2/x")
     assert.strictEqual(toAppPath([], "/srv/dlsync/x"), "/srv/dlsync/x")
     assert.strictEqual(toAppPath([["/srv", "/"]], "/srv/a"), "/a")
+  })
+})
+
+describe("intake states as SABnzbd statuses", () => {
+  const item = (state: IntakeState): IntakeItem => ({
+    id: IntakeId.make(`btih:${"ab".repeat(20)}`),
+    name: "Show",
+    category: "",
+    state,
+    reason: state === "failed" ? "expired before it was selected" : null,
+    progress: 0.5,
+    size: 100,
+    remaining: 50,
+    etaSeconds: 3700,
+    addedAt: 1_000,
+    completedAt: state === "completed" || state === "failed" ? 9_000 : null,
+    expectedStartAt: null,
+    savePath: "/srv/dlsync",
+    contentPath: "/srv/dlsync/Show",
+    downloadId: null,
+    files: []
+  })
+
+  it("queued → Queued, paused → Paused, downloading and mirroring → Downloading, in the queue", () => {
+    const statuses = (["queued", "paused", "downloading", "mirroring"] as const).map((state) => {
+      assert.isTrue(isQueued(item(state)))
+      return queueSlot(item(state), 0).status
+    })
+    assert.deepStrictEqual(statuses, ["Queued", "Paused", "Downloading", "Downloading"])
+    assert.strictEqual(queueSlot(item("downloading"), 0).timeleft, "1:01:40")
+    assert.strictEqual(queueSlot(item("paused"), 0).timeleft, "0:00:00")
+    assert.strictEqual(queueSlot(item("queued"), 0).cat, "*", "no category is SABnzbd's *")
+  })
+
+  it("completed → Completed and failed → Failed with its reason, in the history, under the same nzo_id", () => {
+    const completed = historySlot(item("completed"), [])
+    const failed = historySlot(item("failed"), [])
+    assert.isFalse(isQueued(item("completed")))
+    assert.isFalse(isQueued(item("failed")))
+    assert.deepStrictEqual([completed.status, completed.fail_message], ["Completed", ""])
+    assert.deepStrictEqual([failed.status, failed.fail_message], ["Failed", "expired before it was selected"])
+    assert.strictEqual(completed.nzo_id, queueSlot(item("queued"), 0).nzo_id)
+    assert.strictEqual(nzoIdOf(item("queued").id), `SABnzbd_nzo_${"ab".repeat(20)}`)
+    assert.strictEqual(completed.storage, "/srv/dlsync/Show")
   })
 })
