@@ -8,7 +8,7 @@
 import { Record, Schema } from "effect"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
-import { PathMapSetting } from "./sabnzbdSettings.ts"
+import { PathMapSetting } from "./pathMapSetting.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 
 /** How an environment variable's text becomes a value for the key. */

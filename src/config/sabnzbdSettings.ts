@@ -3,10 +3,11 @@
  * in fields.ts). The SABnzbd-compatible API is off unless an API key is configured (the apps
  * send it with every call); it then listens on `listen`, this host only by default.
  */
-import { Effect, Option, type Redacted, Schema } from "effect"
+import { Effect, Option, type Redacted } from "effect"
 import type { PathMap } from "../intake/pathMap.ts"
 import type { ListenSetting } from "../server/ListenAddress.ts"
 import type { ConfigError } from "./ConfigError.ts"
+import { type PathMapEntry, pathMapFrom } from "./pathMapSetting.ts"
 
 export interface SabnzbdSettings {
   /** "off" when no API key is configured. */
@@ -21,26 +22,6 @@ export interface SabnzbdSettings {
 export const DEFAULT_SABNZBD_LISTEN = { host: "127.0.0.1", port: 8085 } as const
 
 export const SABNZBD_OFF: SabnzbdSettings = { listen: "off", apiKey: Option.none(), pathMap: [], categories: [] }
-
-const NonEmpty = Schema.String.pipe(Schema.check(Schema.isMinLength(1)))
-const Absolute = NonEmpty.pipe(
-  Schema.check(Schema.makeFilter((s: string) => s.startsWith("/"), { expected: "an absolute path" }))
-)
-
-/**
- * `path_map`: `[["/local/prefix", "/prefix/the/app/sees"], …]`; in the environment (a list)
- * each pair is written `/local/prefix=/prefix/the/app/sees`.
- */
-export const PathMapSetting = Schema.Array(
-  Schema.Union([
-    Schema.Tuple([Absolute, Absolute]),
-    Schema.String.pipe(
-      Schema.check(
-        Schema.makeFilter((s: string) => /^\/[^=]*=\/.*$/.test(s), { expected: '"/local/prefix=/prefix/the/app/sees"' })
-      )
-    )
-  ])
-)
 
 /** The settings from the decoded section; `readSecretFile` reads `api_key_file` (a path as written). */
 export const sabnzbdSettings = Effect.fnUntraced(function* (
@@ -58,11 +39,7 @@ export const sabnzbdSettings = Effect.fnUntraced(function* (
     raw.api_key_file === undefined
       ? Option.fromNullishOr(raw.api_key)
       : Option.some(yield* io.readSecretFile("sabnzbd.api_key_file", raw.api_key_file))
-  const pathMap = (raw.path_map ?? []).map((entry): readonly [string, string] => {
-    if (typeof entry !== "string") return entry
-    const at = entry.indexOf("=")
-    return [entry.slice(0, at), entry.slice(at + 1)]
-  })
+  const pathMap = pathMapFrom(raw.path_map)
   if (Option.isNone(apiKey)) {
     if (raw.listen !== undefined && raw.listen !== "off") {
       return yield* io.problem(
@@ -80,6 +57,6 @@ interface RawSabnzbd {
   readonly listen?: ListenSetting
   readonly api_key?: Redacted.Redacted<string>
   readonly api_key_file?: string
-  readonly path_map?: ReadonlyArray<readonly [string, string] | string>
+  readonly path_map?: ReadonlyArray<PathMapEntry>
   readonly categories?: ReadonlyArray<string>
 }
