@@ -68,7 +68,7 @@ const logging = Layer.unwrap(
           logLayer({
             level: Option.getOrElse(logLevel, () => config.log.level),
             format: config.log.format,
-            scrubber: { secrets: Option.toArray(config.service.api_key) }
+            scrubber: { secrets: [...Option.toArray(config.service.api_key), ...Option.toArray(config.sabnzbd.apiKey)] }
           })
       })
     )

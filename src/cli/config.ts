@@ -105,7 +105,14 @@ export const effectiveView = (config: AppConfig) => {
               username: config.qbittorrent.username,
               password: "<redacted>",
               path_map: config.qbittorrent.path_map
-            }
+            },
+      sabnzbd: {
+        listen: formatListen(config.sabnzbd.listen),
+        api_key: Option.isSome(config.sabnzbd.apiKey) ? "<redacted>" : null,
+        path_map: config.sabnzbd.pathMap,
+        categories: config.sabnzbd.categories
+      },
+      blackhole: { watch: config.blackhole.watch ?? null }
     }
   }
 }

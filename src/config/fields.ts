@@ -8,7 +8,7 @@
 import { Record, Schema } from "effect"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
-import { PathMapSetting } from "./qbittorrentSettings.ts"
+import { PathMapSetting } from "./pathMapSetting.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 
 /** How an environment variable's text becomes a value for the key. */
@@ -98,6 +98,16 @@ export const sections = {
     password: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true),
     password_file: field(Schema.optionalKey(NonEmpty), "string"),
     path_map: field(Schema.optionalKey(PathMapSetting), "string")
+  },
+  sabnzbd: {
+    listen: field(Schema.optionalKey(ListenSettingFromString), "string"),
+    api_key: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true),
+    api_key_file: field(Schema.optionalKey(NonEmpty), "string"),
+    path_map: field(Schema.optionalKey(PathMapSetting), "string"),
+    categories: field(Schema.optionalKey(Schema.Array(NonEmpty)), "list")
+  },
+  blackhole: {
+    watch: field(Schema.optionalKey(NonEmpty), "string")
   }
 } as const
 
@@ -129,5 +139,7 @@ export const ConfigSchema = Schema.Struct({
   log: Schema.optionalKey(sectionSchema(sections.log)),
   server: Schema.optionalKey(sectionSchema(sections.server)),
   app_state: Schema.optionalKey(sectionSchema(sections.app_state)),
-  qbittorrent: Schema.optionalKey(sectionSchema(sections.qbittorrent))
+  qbittorrent: Schema.optionalKey(sectionSchema(sections.qbittorrent)),
+  sabnzbd: Schema.optionalKey(sectionSchema(sections.sabnzbd)),
+  blackhole: Schema.optionalKey(sectionSchema(sections.blackhole))
 })

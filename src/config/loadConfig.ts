@@ -21,6 +21,8 @@ import {
   sections
 } from "./fields.ts"
 import { type QbittorrentSettings, qbittorrentSettings } from "./qbittorrentSettings.ts"
+import { type SabnzbdSettings, sabnzbdSettings } from "./sabnzbdSettings.ts"
+import { readSecretFile } from "./secretFile.ts"
 import { settingProblems } from "./settingProblems.ts"
 import { TRANSFERS_DEFAULTS, type TransfersSettings } from "./transfersSettings.ts"
 
@@ -84,6 +86,10 @@ export interface AppConfig {
   }
   /** The qBittorrent-compatible API for the *arr apps; null = off. */
   readonly qbittorrent: QbittorrentSettings | null
+  /** The SABnzbd-compatible API (sabnzbdSettings.ts). */
+  readonly sabnzbd: SabnzbdSettings
+  /** `[blackhole] watch`: the folder dropped releases are taken from (absolute), if any. */
+  readonly blackhole: { readonly watch: string | undefined }
 }
 
 /** Defaults of the keys that have one (config.example.toml documents each); [transfers]' are in transfersSettings.ts. */
@@ -162,6 +168,11 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
     apiKey = Option.some(Redacted.make(secret))
   }
 
+  const sabnzbd = yield* sabnzbdSettings(raw.sabnzbd, {
+    readSecretFile: (key, path) => readSecretFile(fs, key, resolvePath(key, path), sourceOf(key, origins)),
+    problem: (key, message) => configError(key, message, sourceOf(key, origins))
+  })
+
   const config: AppConfig = {
     file,
     service: {
@@ -204,7 +215,11 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
     },
     qbittorrent: yield* qbittorrentSettings(raw.qbittorrent, resolvePath, (key, message) =>
       configError(key, message, sourceOf(key, origins))
-    )
+    ),
+    sabnzbd,
+    blackhole: {
+      watch: raw.blackhole?.watch === undefined ? undefined : resolvePath("blackhole.watch", raw.blackhole.watch)
+    }
   }
   const unworkable = settingProblems(config).map((p) => ({ ...p, source: sourceOf(p.key, origins) }))
   if (unworkable.length > 0) return yield* new ConfigError({ problems: unworkable })

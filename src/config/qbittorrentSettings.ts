@@ -6,7 +6,7 @@
  * documents each key and default.
  */
 import * as NodePath from "node:path"
-import { Effect, FileSystem, Redacted, Schema } from "effect"
+import { Effect, FileSystem, Redacted } from "effect"
 import type { ListenAddress, ListenSetting } from "../server/ListenAddress.ts"
 import type { ConfigError } from "./ConfigError.ts"
 
@@ -21,18 +21,6 @@ export interface QbittorrentSettings {
 
 /** qBittorrent's own default port, on this host only. */
 export const DEFAULT_QBITTORRENT_LISTEN: ListenAddress = { host: "127.0.0.1", port: 8080 }
-
-const PathPrefix = Schema.String.pipe(
-  Schema.check(
-    Schema.makeFilter((s: string) => s.startsWith("/") || /^[a-z]:[\\/]/i.test(s), {
-      expected: "an absolute path"
-    })
-  )
-)
-const PathMapPairs = Schema.Array(Schema.Tuple([PathPrefix, PathPrefix]))
-
-/** `path_map`: a TOML array of pairs, or (from the environment) the same as JSON text. */
-export const PathMapSetting = Schema.Union([PathMapPairs, Schema.fromJsonString(PathMapPairs)])
 
 /** The section as decoded by fields.ts (every key optional). */
 export interface RawQbittorrentSection {

@@ -34,6 +34,8 @@ export interface AddOptions {
   readonly paused?: boolean
   /** Where it came from, for the log and `status` (e.g. "qbittorrent", "blackhole", "cli"). */
   readonly via: string
+  /** The release name the app chose (SABnzbd's `nzbname`); default: the name read from the source. */
+  readonly name?: string
 }
 
 /**

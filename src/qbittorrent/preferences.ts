@@ -9,8 +9,9 @@
  * - `dht` is true: with DHT off the apps refuse magnets without trackers.
  * - `queueing_enabled` is true: the apps' "First" priority needs it (topPrio).
  */
+
+import { type PathMap, toAppPath } from "../paths/pathMap.ts"
 import type { ListenAddress } from "../server/ListenAddress.ts"
-import { type PathMap, toAppPath } from "./pathMap.ts"
 import { BAN_SECONDS, MAX_FAILED_LOGINS, SESSION_SECONDS } from "./Sessions.ts"
 
 export const preferences = (options: {

@@ -17,8 +17,8 @@
  * that trusts progress alone never imports a file still arriving.
  */
 import type { IntakeItem, IntakeState } from "../intake/Intake.ts"
+import { type PathMap, toAppPath } from "../paths/pathMap.ts"
 import { hashOfId } from "./hashes.ts"
-import { type PathMap, toAppPath } from "./pathMap.ts"
 
 /** qBittorrent's "unknown" eta (100 days), which the apps read as such. */
 export const UNKNOWN_ETA = 8_640_000

@@ -1,6 +1,6 @@
 /**
- * `qbittorrent.path_map`: how a local path reads for an app that mounts the same folders
- * elsewhere (Sonarr in a container sees `/srv/media` as `/data`). The longest local prefix
+ * `path_map` (config/pathMapSetting.ts): how a local path reads for an app that mounts the
+ * same folders elsewhere (Sonarr in a container sees `/srv/media` as `/data`). The longest local prefix
  * that matches at a path-segment boundary is replaced; a path no pair covers is reported
  * as it is. Pure.
  */

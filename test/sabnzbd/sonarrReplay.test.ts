@@ -1,0 +1,470 @@
+/**
+ * The SABnzbd surface driven by the exact HTTP sequence Sonarr makes for one release
+ * (Sonarr/Sonarr src/NzbDrone.Core/Download/Clients/Sabnzbd/{SabnzbdProxy,Sabnzbd}.cs):
+ * test → addfile → poll queue + history (+ get_config) → history Completed → import →
+ * queue → history&name=delete, each answer read as Sonarr reads it (sonarrReads.ts).
+ */
+import * as Http from "node:http"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { Intake } from "../../src/intake/Intake.ts"
+import { SabnzbdServer } from "../../src/sabnzbd/SabnzbdServer.ts"
+import { type MemoryIntake, makeMemoryIntake } from "../intake/memoryIntake.ts"
+import {
+  readAddResponse,
+  readConfig,
+  readHistory,
+  readQueue,
+  readVersion,
+  SONARR_VERSION_REGEX,
+  sonarrItems
+} from "./sonarrReads.ts"
+
+const KEY = "0123456789abcdef0123456789abcdef"
+const ROOT = "/srv/dlsync"
+
+const NZB = `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE nzb PUBLIC "-//newzBin//DTD NZB 1.1//EN" "http://www.newzbin.com/DTD/nzb/nzb-1.1.dtd">
+<nzb xmlns="http://www.newzbin.com/DTD/2003/nzb"><file poster="p" date="1" subject="s"><groups><group>a.b</group></groups><segments><segment bytes="1" number="1">x@y</segment></segments></file></nzb>`
+
+/** A SABnzbd surface on an ephemeral loopback port over a fresh in-memory intake. */
+const withSurface = <A, E>(
+  body: (surface: { readonly base: string; readonly memory: MemoryIntake }) => Effect.Effect<A, E, Intake>,
+  options: { readonly pathMap?: ReadonlyArray<readonly [string, string]>; readonly maxBodyBytes?: number } = {}
+) =>
+  Effect.gen(function* () {
+    // The categories come from sabnzbd.categories: the server makes them in the intake.
+    const memory = yield* makeMemoryIntake(ROOT)
+    const layer = SabnzbdServer.layer({
+      settings: {
+        listen: { host: "127.0.0.1", port: 0 },
+        apiKey: Option.some(Redacted.make(KEY)),
+        pathMap: options.pathMap ?? [],
+        categories: ["tv", "movies"]
+      },
+      root: ROOT,
+      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes })
+    }).pipe(Layer.provideMerge(Layer.succeed(Intake, memory.intake)))
+    return yield* Effect.gen(function* () {
+      const server = yield* SabnzbdServer
+      return yield* body({ base: server.url ?? assert.fail("the surface is off"), memory })
+    }).pipe(Effect.provide(layer))
+  })
+
+/** Sonarr's BuildRequest: `{base}/api?mode=…&<params>&apikey=…&output=json`. */
+const sonarrUrl = (base: string, mode: string, params: Record<string, string | number> = {}, key = KEY) => {
+  const url = new URL("/api", base)
+  url.searchParams.set("mode", mode)
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v))
+  url.searchParams.set("apikey", key)
+  url.searchParams.set("output", "json")
+  return url
+}
+
+const get = (url: URL) =>
+  Effect.promise(async () => {
+    const response = await fetch(url, { headers: { accept: "application/json" } })
+    return { status: response.status, text: await response.text() }
+  })
+
+const addfile = (base: string, title: string, content: string, category: string) =>
+  Effect.promise(async () => {
+    const form = new FormData()
+    form.append("name", new Blob([content], { type: "application/x-nzb" }), `${title}.nzb`)
+    const response = await fetch(sonarrUrl(base, "addfile", { cat: category, priority: -100 }), {
+      method: "POST",
+      body: form
+    })
+    return { status: response.status, text: await response.text() }
+  })
+
+describe("SABnzbd surface: Sonarr's sequence for one release", () => {
+  it.effect("test, add, poll, complete, import, remove: every answer as Sonarr parses it", () =>
+    withSurface(({ base, memory }) =>
+      Effect.gen(function* () {
+        // Test: TestConnectionAndVersion, TestAuthentication, TestGlobalConfig, TestCategory.
+        const version = readVersion((yield* get(sonarrUrl(base, "version"))).text)
+        assert.match(version, SONARR_VERSION_REGEX)
+        assert.isAtLeast(Number(version.split(".")[0]), 4)
+        for (let i = 0; i < 3; i++) {
+          const config = readConfig((yield* get(sonarrUrl(base, "get_config"))).text)
+          assert.strictEqual(config.completeDir, ROOT)
+          assert.isFalse(config.preCheck)
+          const tv = config.categories.find((c) => c.name === "tv")
+          assert.deepStrictEqual(tv, { name: "tv", dir: "tv", fullPath: `${ROOT}/tv` })
+          assert.isFalse(config.sortingFor("tv"), "no sorter renames what the app imports")
+          assert.isFalse(config.removesCompletedDownloads, "history is kept until the app removes an item")
+        }
+
+        // The app fetched the NZB itself; it uploads it.
+        const added = readAddResponse((yield* addfile(base, "Show.S01E01.1080p", NZB, "tv")).text)
+        assert.strictEqual(added.length, 1)
+        const nzoId = added[0]!
+        assert.match(nzoId, /^SABnzbd_nzo_[0-9a-f]{64}$/)
+        const [first] = yield* memory.added
+        assert.strictEqual(first?.source._tag, "NzbFile")
+        assert.deepStrictEqual(first?.options, { category: "tv", paused: false, via: "sabnzbd" })
+        const id = (yield* memory.items)[0]!.id
+
+        // Poll (RefreshMonitoredDownloads): queue with the category, history limit 60, get_config.
+        const poll = Effect.gen(function* () {
+          const queue = readQueue((yield* get(sonarrUrl(base, "queue", { start: 0, limit: 0, category: "tv" }))).text)
+          const history = readHistory(
+            (yield* get(sonarrUrl(base, "history", { start: 0, limit: 60, category: "tv" }))).text
+          )
+          readConfig((yield* get(sonarrUrl(base, "get_config"))).text)
+          return sonarrItems(queue, history, "tv")
+        })
+
+        const waiting = yield* poll
+        assert.deepStrictEqual(
+          waiting.map((i) => [i.downloadId, i.status, i.title]),
+          [[nzoId, "Queued", "Show.S01E01.1080p"]]
+        )
+
+        yield* memory.progress(id, 0.25, 4 * 1024 * 1024 * 1024, 90_061)
+        const downloading = (yield* poll)[0]!
+        assert.strictEqual(downloading.status, "Downloading")
+        assert.strictEqual(downloading.totalSize, 4 * 1024 * 1024 * 1024)
+        assert.strictEqual(downloading.remainingSize, 3 * 1024 * 1024 * 1024)
+        assert.strictEqual(downloading.remainingTime, "1.01:01:01", "D:HH:MM:SS read as a TimeSpan")
+
+        yield* memory.complete(id, 5_000_000)
+        const [done] = yield* poll
+        assert.strictEqual(done?.downloadId, nzoId, "the same nzo_id in queue and history")
+        assert.strictEqual(done?.status, "Completed")
+        assert.strictEqual(done?.outputPath, `${ROOT}/tv/Show.S01E01.1080p`)
+        assert.strictEqual(done?.totalSize, 4 * 1024 * 1024 * 1024)
+
+        // Import done; RemoveItem: the queue first (not there), then history delete with del_files.
+        const queue = readQueue((yield* get(sonarrUrl(base, "queue", { start: 0, limit: 0, category: "tv" }))).text)
+        assert.isFalse(queue.items.some((i) => i.id === nzoId))
+        const removed = yield* get(
+          sonarrUrl(base, "history", { name: "delete", del_files: 1, value: nzoId, archive: 1 })
+        )
+        assert.strictEqual(removed.status, 200)
+        assert.isTrue(JSON.parse(removed.text).status)
+        assert.deepStrictEqual(yield* memory.removed, [{ ids: [id], deleteFiles: true }])
+        assert.deepStrictEqual(yield* poll, [])
+      })
+    )
+  )
+
+  it.effect("a failed release is history Failed with the service's reason; categories filter both lists", () =>
+    withSurface(({ base, memory }) =>
+      Effect.gen(function* () {
+        const tv = readAddResponse((yield* addfile(base, "Show.S01E02", NZB, "tv")).text)[0]!
+        readAddResponse((yield* addfile(base, "Film.2024", NZB.replace("x@y", "z@y"), "movies")).text)
+        const [tvItem, movie] = yield* memory.items
+        yield* memory.fail(tvItem!.id, "blocked: the service refused this release", 7_000)
+        yield* memory.progress(movie!.id, 0.5, 1000, 5)
+
+        const tvHistory = readHistory(
+          (yield* get(sonarrUrl(base, "history", { start: 0, limit: 60, category: "tv" }))).text
+        )
+        assert.deepStrictEqual(
+          tvHistory.items.map((i) => [i.id, i.status, i.failMessage, i.category]),
+          [[tv, "Failed", "blocked: the service refused this release", "tv"]]
+        )
+        const tvQueue = readQueue((yield* get(sonarrUrl(base, "queue", { start: 0, limit: 0, category: "tv" }))).text)
+        assert.deepStrictEqual(tvQueue.items, [])
+        const movieQueue = readQueue(
+          (yield* get(sonarrUrl(base, "queue", { start: 0, limit: 0, category: "movies" }))).text
+        )
+        assert.deepStrictEqual(
+          movieQueue.items.map((i) => [i.status, i.category, i.timeleft, i.percentage]),
+          [["Downloading", "movies", "0:00:05", 50]]
+        )
+        // A failed release removed by the app: archive=0, no files.
+        yield* get(sonarrUrl(base, "history", { name: "delete", del_files: 0, value: tv, archive: 0 }))
+        assert.deepStrictEqual(yield* memory.removed, [{ ids: [tvItem!.id], deleteFiles: false }])
+      })
+    )
+  )
+
+  it.effect("history is newest first; path_map rewrites complete_dir and storage", () =>
+    withSurface(
+      ({ base, memory }) =>
+        Effect.gen(function* () {
+          for (const n of [1, 2, 3]) yield* addfile(base, `Show.S01E0${n}`, NZB.replace("x@y", `${n}@y`), "tv")
+          const ids = (yield* memory.items).map((i) => i.id)
+          yield* memory.complete(ids[1]!, 9_000)
+          yield* memory.complete(ids[0]!, 8_000)
+          yield* memory.complete(ids[2]!, 10_000)
+          const history = readHistory(
+            (yield* get(sonarrUrl(base, "history", { start: 0, limit: 2, category: "tv" }))).text
+          )
+          assert.deepStrictEqual(
+            history.items.map((i) => i.title),
+            ["Show.S01E03", "Show.S01E02"]
+          )
+          assert.strictEqual(history.items[0]!.storage, "/data/usenet/tv/Show.S01E03")
+          const config = readConfig((yield* get(sonarrUrl(base, "get_config"))).text)
+          assert.strictEqual(config.completeDir, "/data/usenet")
+        }),
+      { pathMap: [[ROOT, "/data/usenet"]] }
+    )
+  )
+})
+
+describe("SABnzbd surface: the other calls", () => {
+  it.effect("addurl (Prowlarr) takes a URL or a magnet; nzbname names the job; priority -2 adds it paused", () =>
+    withSurface(({ base, memory }) =>
+      Effect.gen(function* () {
+        const url = readAddResponse(
+          (yield* get(sonarrUrl(base, "addurl", { name: "https://indexer.example/get/1", cat: "tv", priority: -100 })))
+            .text
+        )
+        const magnet = readAddResponse(
+          (yield* get(
+            sonarrUrl(base, "addurl", {
+              name: "magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567&dn=X",
+              cat: "*",
+              priority: -2,
+              nzbname: "Renamed"
+            })
+          )).text
+        )
+        assert.strictEqual(magnet[0], "SABnzbd_nzo_0123456789abcdef0123456789abcdef01234567")
+        assert.notStrictEqual(url[0], magnet[0])
+        assert.deepStrictEqual(
+          (yield* memory.added).map((a) => [a.source._tag, a.options]),
+          [
+            ["Url", { category: "tv", paused: false, via: "sabnzbd" }],
+            ["Magnet", { category: "", paused: true, via: "sabnzbd", name: "Renamed" }]
+          ]
+        )
+        const queue = readQueue((yield* get(sonarrUrl(base, "queue"))).text)
+        assert.deepStrictEqual(
+          queue.items.map((i) => [i.title, i.category, i.status]),
+          [
+            ["1", "tv", "Queued"],
+            ["Renamed", "*", "Paused"]
+          ]
+        )
+        const empty = yield* get(sonarrUrl(base, "addurl", { name: "" }))
+        assert.deepStrictEqual(JSON.parse(empty.text), { status: false, error: "expects one parameter" })
+      })
+    )
+  )
+
+  it.effect("queue delete (a comma list, all), pause and resume, by item and as a whole", () =>
+    withSurface(({ base, memory }) =>
+      Effect.gen(function* () {
+        const ids: Array<string> = []
+        for (const n of [1, 2, 3]) {
+          ids.push(readAddResponse((yield* addfile(base, `Job${n}`, NZB.replace("x@y", `${n}@y`), "tv")).text)[0]!)
+        }
+        const pause = JSON.parse((yield* get(sonarrUrl(base, "queue", { name: "pause", value: ids[0]! }))).text)
+        assert.deepStrictEqual(pause, { status: true, nzo_ids: [ids[0]] })
+        const statuses = () =>
+          Effect.map(get(sonarrUrl(base, "queue")), (r) => readQueue(r.text).items.map((i) => i.status))
+        assert.deepStrictEqual(yield* statuses(), ["Paused", "Queued", "Queued"])
+        yield* get(sonarrUrl(base, "pause"))
+        const paused = readQueue((yield* get(sonarrUrl(base, "queue"))).text)
+        assert.isTrue(paused.paused)
+        assert.deepStrictEqual(
+          sonarrItems(paused, { items: [] }, "tv").map((i) => i.status),
+          ["Paused", "Paused", "Paused"]
+        )
+        yield* get(sonarrUrl(base, "resume"))
+        assert.deepStrictEqual(yield* statuses(), ["Queued", "Queued", "Queued"])
+
+        const removed = JSON.parse(
+          (yield* get(sonarrUrl(base, "queue", { name: "delete", del_files: 0, value: `${ids[0]},${ids[1]},nope` })))
+            .text
+        )
+        assert.deepStrictEqual(removed, { status: true, nzo_ids: [ids[0], ids[1]] })
+        yield* get(sonarrUrl(base, "queue", { name: "delete", value: "all", del_files: 1 }))
+        assert.deepStrictEqual(
+          (yield* memory.removed).map((r) => r.deleteFiles),
+          [false, true]
+        )
+        assert.deepStrictEqual(yield* memory.items, [])
+        const none = JSON.parse((yield* get(sonarrUrl(base, "queue", { name: "delete" }))).text)
+        assert.deepStrictEqual(none, { status: false, error: "expects one parameter" })
+      })
+    )
+  )
+
+  it.effect("mode and key in the multipart fields (sabnzbd-api's addFile); get_cats; nzo_ids and search filters", () =>
+    withSurface(({ base }) =>
+      Effect.gen(function* () {
+        const added = yield* Effect.promise(async () => {
+          const form = new FormData()
+          form.append("name", new Blob([NZB], { type: "application/x-nzb" }), "Show.S02E01.nzb")
+          form.append("mode", "addfile")
+          form.append("output", "json")
+          form.append("apikey", KEY)
+          form.append("cat", "tv")
+          const response = await fetch(new URL("/sabnzbd/api", base), { method: "POST", body: form })
+          return readAddResponse(await response.text())
+        })
+        yield* addfile(base, "Other.S01E01", NZB.replace("x@y", "o@y"), "tv")
+        const cats = JSON.parse((yield* get(sonarrUrl(base, "get_cats"))).text)
+        assert.deepStrictEqual(cats, { categories: ["*", "tv", "movies"] })
+        const byId = readQueue((yield* get(sonarrUrl(base, "queue", { nzo_ids: added[0]! }))).text)
+        assert.deepStrictEqual(
+          byId.items.map((i) => i.title),
+          ["Show.S02E01"]
+        )
+        const bySearch = readQueue((yield* get(sonarrUrl(base, "queue", { search: "other" }))).text)
+        assert.deepStrictEqual(
+          bySearch.items.map((i) => i.title),
+          ["Other.S01E01"]
+        )
+      })
+    )
+  )
+
+  it.effect("fullstatus gives the complete folder; history delete 'failed' removes only failed items", () =>
+    withSurface(({ base, memory }) =>
+      Effect.gen(function* () {
+        const status = JSON.parse((yield* get(sonarrUrl(base, "fullstatus", { skip_dashboard: 1 }))).text)
+        assert.strictEqual(status.status.completedir, ROOT)
+        yield* addfile(base, "Good", NZB, "tv")
+        yield* addfile(base, "Bad", NZB.replace("x@y", "b@y"), "tv")
+        const [good, bad] = yield* memory.items
+        yield* memory.complete(good!.id, 1)
+        yield* memory.fail(bad!.id, "expired", 2)
+        yield* get(sonarrUrl(base, "history", { name: "delete", value: "failed", del_files: 1 }))
+        assert.deepStrictEqual(yield* memory.removed, [{ ids: [bad!.id], deleteFiles: true }])
+      })
+    )
+  )
+})
+
+describe("SABnzbd surface: bad requests get SABnzbd's answers", () => {
+  it.effect("no key, a wrong key: API Key Required / API Key Incorrect (status:false); version needs none", () =>
+    withSurface(({ base }) =>
+      Effect.gen(function* () {
+        const missing = new URL("/api?mode=queue&output=json", base)
+        assert.deepStrictEqual(JSON.parse((yield* get(missing)).text), { status: false, error: "API Key Required" })
+        const wrong = yield* get(sonarrUrl(base, "get_config", {}, "not-the-key"))
+        assert.strictEqual(wrong.status, 200, "Sonarr shows the message only on a 2xx answer")
+        assert.deepStrictEqual(JSON.parse(wrong.text), { status: false, error: "API Key Incorrect" })
+        const version = yield* get(new URL("/sabnzbd/api?mode=version&output=json", base))
+        assert.match(readVersion(version.text), SONARR_VERSION_REGEX)
+      })
+    )
+  )
+
+  it.effect("an unknown mode is 'not implemented'; an upload without a file 'expects one parameter'", () =>
+    withSurface(({ base, memory }) =>
+      Effect.gen(function* () {
+        assert.deepStrictEqual(JSON.parse((yield* get(sonarrUrl(base, "frobnicate"))).text), {
+          status: false,
+          error: "not implemented"
+        })
+        const empty = yield* Effect.promise(async () => {
+          const form = new FormData()
+          form.append("cat", "tv")
+          const response = await fetch(sonarrUrl(base, "addfile"), { method: "POST", body: form })
+          return JSON.parse(await response.text())
+        })
+        assert.deepStrictEqual(empty, { status: false, error: "expects one parameter" })
+        const notNzb = readRaw((yield* addfile(base, "junk", "hello", "tv")).text)
+        assert.deepStrictEqual(notNzb, { status: false, error: "not a readable NzbFile", nzo_ids: [] })
+        assert.deepStrictEqual(yield* memory.items, [])
+      })
+    )
+  )
+
+  it.effect("a malformed multipart body is 400 and a body over the limit 413, each with a SABnzbd error", () =>
+    withSurface(
+      ({ base, memory }) =>
+        Effect.gen(function* () {
+          const malformed = yield* Effect.promise(async () => {
+            const response = await fetch(sonarrUrl(base, "addfile"), {
+              method: "POST",
+              headers: { "content-type": "multipart/form-data; boundary=XYZ" },
+              body: '--XYZ\r\nContent-Disposition: form-data; name="name"; filename="a.nzb"\r\n\r\nno closing boundary'
+            })
+            return { status: response.status, body: JSON.parse(await response.text()) }
+          })
+          assert.strictEqual(malformed.status, 400)
+          assert.isFalse(malformed.body.status)
+          assert.match(malformed.body.error, /malformed multipart/)
+
+          const huge = yield* Effect.promise(async () => {
+            const form = new FormData()
+            form.append("name", new Blob([new Uint8Array(200_000)], { type: "application/x-nzb" }), "big.nzb")
+            const response = await fetch(sonarrUrl(base, "addfile"), { method: "POST", body: form })
+            return { status: response.status, body: JSON.parse(await response.text()) }
+          })
+          assert.strictEqual(huge.status, 413)
+          assert.deepStrictEqual(huge.body, { status: false, error: "request body too large: at most 64.0 KiB" })
+          assert.deepStrictEqual(yield* memory.items, [])
+        }),
+      { maxBodyBytes: 64 * 1024 }
+    )
+  )
+
+  it.effect("a chunked body (no content-length) over the limit is 413 too; a url-encoded addurl body is read", () =>
+    withSurface(
+      ({ base, memory }) =>
+        Effect.gen(function* () {
+          const chunked = yield* Effect.promise(
+            () =>
+              new Promise<number>((resolve, reject) => {
+                const req = Http.request(sonarrUrl(base, "addfile"), {
+                  method: "POST",
+                  headers: { "content-type": "multipart/form-data; boundary=B", "transfer-encoding": "chunked" }
+                })
+                req.on("response", (res) => {
+                  res.resume()
+                  resolve(res.statusCode ?? 0)
+                })
+                req.on("error", reject)
+                req.write('--B\r\nContent-Disposition: form-data; name="name"; filename="a.nzb"\r\n\r\n')
+                for (let i = 0; i < 20; i++) req.write(Buffer.alloc(10_000, 120))
+                req.end("\r\n--B--\r\n")
+              })
+          )
+          assert.strictEqual(chunked, 413)
+          const form = yield* Effect.promise(async () => {
+            const response = await fetch(new URL("/api", base), {
+              method: "POST",
+              headers: { "content-type": "application/x-www-form-urlencoded" },
+              body: new URLSearchParams({
+                mode: "addurl",
+                name: "https://indexer.example/get/9",
+                cat: "movies",
+                apikey: KEY,
+                output: "json"
+              })
+            })
+            return readAddResponse(await response.text())
+          })
+          assert.strictEqual(form.length, 1)
+          assert.deepStrictEqual(
+            (yield* memory.added).map((a) => [a.source._tag, a.options.category]),
+            [["Url", "movies"]]
+          )
+        }),
+      { maxBodyBytes: 64 * 1024 }
+    )
+  )
+
+  it.effect("a Host that is not this server's is refused (DNS rebinding)", () =>
+    withSurface(({ base }) =>
+      Effect.gen(function* () {
+        const status = yield* Effect.promise(
+          () =>
+            new Promise<number>((resolve, reject) => {
+              const url = sonarrUrl(base, "queue")
+              const req = Http.request(url, { headers: { host: "evil.example:80" } }, (res) => {
+                res.resume()
+                resolve(res.statusCode ?? 0)
+              })
+              req.on("error", reject)
+              req.end()
+            })
+        )
+        assert.strictEqual(status, 403)
+      })
+    )
+  )
+})
+
+const readRaw = (text: string): unknown => JSON.parse(text)
