@@ -6,7 +6,20 @@
  * Being sorted by seq, "entries after seq S" is a binary search plus a walk over the
  * entries themselves: an idle poll costs O(log n), whatever the size of the tree.
  */
+import type { Item, Tombstone } from "./item.ts"
 import { partitionPoint } from "./partitionPoint.ts"
+
+/** One entry of a change page: a live item or a tombstone. */
+export type Change =
+  | { readonly deleted: false; readonly item: Item }
+  | { readonly deleted: true; readonly tombstone: Tombstone }
+
+export interface ChangePage {
+  readonly changes: ReadonlyArray<Change>
+  /** Seq to resume after. */
+  readonly nextAfter: number
+  readonly hasMore: boolean
+}
 
 export class ChangeLog {
   #seqs: Array<number> = []
