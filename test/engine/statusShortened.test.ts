@@ -3,17 +3,15 @@
  * sibling differing only in case gets a longer name, which may have to be shortened.
  */
 import * as Path from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
-import { loadConfig } from "../../src/config/loadConfig.ts"
+import { Effect } from "effect"
 import { upsert } from "../../src/domain/RemoteItem.ts"
-import { settingsFrom } from "../../src/engine/EngineSettings.ts"
 import { statusDocument } from "../../src/engine/statusDocument.ts"
 import { Store } from "../../src/store/Store.ts"
 import { maxPathBytesUnder } from "../../src/sync/tree.ts"
 import { tempDir, withStore } from "../store/helpers.ts"
 import { file, folder } from "../sync/fixtures.ts"
+import { statusSettings } from "./statusFixtures.ts"
 
 const FOLDERS = 15
 const FOLDER_BYTES = 250
@@ -34,24 +32,12 @@ describe("statusDocument: shortened names", () => {
   it.effect("follow the case sensitivity the last pass found at the root", () =>
     Effect.gen(function* () {
       const stateDir = tempDir()
-      const root = Path.join(stateDir, "mirror")
-      const config = yield* loadConfig({
-        path: Option.none(),
-        env: {
-          HOME: stateDir,
-          XDG_CONFIG_HOME: Path.join(stateDir, "no-config"),
-          DLSYNC_SERVICE_BASE_URL: "http://127.0.0.1:9/api/v1",
-          DLSYNC_MIRROR_ROOT: root,
-          DLSYNC_MIRROR_STATE_DIR: stateDir
-        },
-        cwd: stateDir
-      }).pipe(Effect.provide(NodeServices.layer), Effect.orDie)
-      const settings = settingsFrom(config)
+      const settings = yield* statusSettings(stateDir)
       yield* withStore(
         stateDir,
         Effect.gen(function* () {
           const store = yield* Store
-          const items = nearPathMax(maxPathBytesUnder(Path.resolve(root)))
+          const items = nearPathMax(maxPathBytesUnder(Path.resolve(settings.root)))
           yield* store.feed.applyPage({ changes: items.map(upsert), nextCursor: null, hasMore: false })
           // No pass yet, or a case-sensitive root: both names fit as they are.
           assert.deepStrictEqual((yield* statusDocument(store, settings)).shortened, [])
