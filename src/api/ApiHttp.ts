@@ -23,25 +23,40 @@
  *   request of that group is sent until Retry-After has passed, whoever sends it, and the
  *   pace then comes back gradually. A wait longer than the schedule's `maxInlineWaitMs` is
  *   not waited: the call fails at once with RateLimited and the time left, unsent.
+ *
+ * Here: the exchange (headers, bearer, redirects) and the attempts (gate, refresh, retry).
+ * The request and its building are apiRequest.ts, a failed attempt as an error
+ * attemptFailure.ts (and classifyFailure.ts), the gates rateGates.ts, and the decoding of
+ * a response body decodeBody.ts.
  */
 
-import { Clock, Context, Duration, Effect, Layer, Random, Redacted, Schema, SchemaIssue } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Random, Redacted } from "effect"
 import { ApiEndpoints } from "./ApiEndpoints.ts"
+import { ApiError, Unexpected } from "./ApiError.ts"
+import { ApiTransport } from "./ApiTransport.ts"
 import {
-  ApiError,
-  type ApiErrorReason,
-  ClientValidation,
-  Protocol,
-  RateLimited,
-  Transport,
-  Unexpected
-} from "./ApiError.ts"
-import { ApiTransport, type WireFailure } from "./ApiTransport.ts"
+  type ApiRequest,
+  type ApiResponse,
+  checkRequestId,
+  encodeBody,
+  generateRequestId,
+  lowerKeys
+} from "./apiRequest.ts"
+import { answeredStatus, fromWireFailure } from "./attemptFailure.ts"
 import { Credentials } from "./Credentials.ts"
 import { classifyFailure } from "./classifyFailure.ts"
-import { errorCodes, provablyNeverSent } from "./neverSent.ts"
-import { admit, closeGate, type RateGate, rateLimitGroup } from "./rateGate.ts"
-import { DEFAULT_RETRY_SCHEDULE, type Idempotency, type RetrySchedule, retryDelay } from "./retryPolicy.ts"
+import { makeRateGates } from "./rateGates.ts"
+import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule, retryDelay } from "./retryPolicy.ts"
+
+export {
+  type ApiRequest,
+  type ApiResponse,
+  header,
+  REQUEST_ID_PATTERN,
+  type RequestBody,
+  segment
+} from "./apiRequest.ts"
+export { decodeBody } from "./decodeBody.ts"
 
 /** Longest one exchange (connect, headers and whole body) may take before it counts as a transport failure. */
 export const REQUEST_TIMEOUT_MS = 60_000
@@ -83,39 +98,6 @@ export const ApiObserver = Context.Reference<ApiObserverShape>("dlsync/api/ApiOb
   defaultValue: () => ({ request: () => Effect.void, retry: () => Effect.void, rateLimitWait: () => Effect.void })
 })
 
-export type RequestBody =
-  | { readonly _tag: "Json"; readonly value: unknown }
-  | { readonly _tag: "Form"; readonly fields: ReadonlyArray<readonly [string, string]> }
-  | { readonly _tag: "Multipart"; readonly form: FormData }
-
-export interface ApiRequest {
-  readonly method: "GET" | "POST" | "PUT" | "DELETE"
-  /** `api`: under base_url, with the bearer. `auth`: under auth_url, without it. */
-  readonly root: "api" | "auth"
-  /** Relative to the root, starting with "/"; dynamic segments already encoded (see `segment`). */
-  readonly path: string
-  /** Path with placeholders for errors and logs, e.g. `/files/{file}`. Defaults to `path`. */
-  readonly template?: string
-  readonly query?: ReadonlyArray<readonly [string, string]>
-  readonly headers?: Readonly<Record<string, string>>
-  readonly body?: RequestBody
-  readonly idempotency: Idempotency
-  /** A caller-chosen X-Request-ID (1..100 visible ASCII characters). */
-  readonly requestId?: string
-}
-
-export interface ApiResponse {
-  /** e.g. `GET /files/{file}`: names the operation in errors. */
-  readonly operation: string
-  readonly status: number
-  /** Lower-cased header names. */
-  readonly headers: Readonly<Record<string, string>>
-  /** The raw body text ("" for 204, 304 and empty bodies). */
-  readonly text: string
-  /** The response's X-Request-ID, else the one sent. */
-  readonly requestId: string
-}
-
 export class ApiHttp extends Context.Service<
   ApiHttp,
   {
@@ -132,54 +114,7 @@ export class ApiHttp extends Context.Service<
       const credentials = yield* Credentials
       const observer = yield* ApiObserver
       const apiOrigins = new Set([new URL(endpoints.baseUrl).origin, new URL(endpoints.authUrl).origin])
-      /** Rate-limit groups held back by a 429, by group; an open group has no entry. */
-      const gates = new Map<string, RateGate>()
-
-      /**
-       * Waits until the group's gate lets one request through. A wait beyond what one call
-       * waits inline fails at once with RateLimited (nothing sent), the time left as its delay.
-       */
-      const passGate = Effect.fnUntraced(function* (
-        operation: string,
-        settings: HttpSettings
-      ): Effect.fn.Return<void, ApiError> {
-        const group = rateLimitGroup(operation)
-        let waited = 0
-        for (;;) {
-          const now = yield* Clock.currentTimeMillis
-          const { gate, waitMs } = admit(gates.get(group), now)
-          if (gate === undefined) gates.delete(group)
-          else gates.set(group, gate)
-          if (waitMs === 0) break
-          if (waited + waitMs > settings.schedule.maxInlineWaitMs) {
-            return yield* new ApiError({
-              operation,
-              reason: new RateLimited({
-                status: 429,
-                message: "rate limit reached: the service asked to wait (Retry-After) after an earlier request",
-                retryAfterMillis: waitMs
-              })
-            })
-          }
-          waited += waitMs
-          yield* Effect.sleep(Duration.millis(waitMs))
-        }
-        if (waited > 0) yield* observer.rateLimitWait(operation, waited)
-      })
-
-      /** A 429 holds back every request of its group (see rateGate.ts). */
-      const onRateLimited = Effect.fnUntraced(function* (operation: string, retryAfterMillis: number | undefined) {
-        const group = rateLimitGroup(operation)
-        const now = yield* Clock.currentTimeMillis
-        const before = gates.get(group)
-        const after = closeGate(before, now, retryAfterMillis)
-        gates.set(group, after)
-        if (before === undefined || before.pausedUntil <= now) {
-          yield* Effect.logInfo("rate limited: holding these requests until Retry-After passes").pipe(
-            Effect.annotateLogs({ operation, waitMillis: after.pausedUntil - now })
-          )
-        }
-      })
+      const gates = makeRateGates()
 
       /** One exchange with one URL, redirects followed by hand for GET. */
       const exchange = Effect.fnUntraced(function* (
@@ -283,14 +218,15 @@ export class ApiHttp extends Context.Service<
           request.requestId === undefined ? generateRequestId() : yield* checkRequestId(request.requestId, operation)
         let refreshed = false
         for (let attempts = 1; ; attempts++) {
-          yield* passGate(operation, settings)
+          const waited = yield* gates.pass(operation, settings.schedule.maxInlineWaitMs)
+          if (waited > 0) yield* observer.rateLimitWait(operation, waited)
           const bearer = request.root === "api" ? yield* credentials.bearer : undefined
           const outcome = yield* Effect.result(exchange(request, operation, requestId, bearer, settings))
           const answered = outcome._tag === "Success" ? outcome.success.status : answeredStatus(outcome.failure)
           if (answered !== undefined) yield* observer.request(operation, answered)
           if (outcome._tag === "Success") return outcome.success
           const error = outcome.failure
-          if (error.reason._tag === "RateLimited") yield* onRateLimited(operation, error.reason.retryAfterMillis)
+          if (error.reason._tag === "RateLimited") yield* gates.close(operation, error.reason.retryAfterMillis)
           if (error.reason._tag === "Unauthorized" && bearer !== undefined && !refreshed) {
             refreshed = true
             if (yield* credentials.refreshAfterUnauthorized(bearer)) {
@@ -322,177 +258,10 @@ export class ApiHttp extends Context.Service<
   static readonly layerLive = ApiHttp.layer.pipe(Layer.provide(ApiTransport.layerUndici))
 }
 
-/** Encodes one dynamic path segment (identifiers, keys) so it cannot change the path. */
-export const segment = (value: string): string => encodeURIComponent(value)
-
-/** The X-Request-ID rule: 1..100 visible ASCII characters (the spec allows 1..100; a header cannot carry more). */
-export const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,100}$/
-
-/**
- * Decodes a JSON response body with `schema`. A body that is not JSON, or a documented
- * field of the wrong type, fails with a Protocol reason naming the field path and the
- * request id.
- */
-export const decodeBody = <S extends Schema.Decoder<unknown>>(schema: S) => {
-  // Synchronous (every response schema is): a third faster than decodeUnknownEffect on a 100-record page.
-  const decode = Schema.decodeUnknownExit(schema)
-  return (response: ApiResponse): Effect.Effect<S["Type"], ApiError> => {
-    const protocol = (message: string, field?: string) =>
-      new ApiError({
-        operation: response.operation,
-        reason: new Protocol({
-          status: response.status,
-          message,
-          requestId: response.requestId,
-          ...(field !== undefined ? { field } : {})
-        })
-      })
-    let json: unknown
-    try {
-      json = JSON.parse(response.text)
-    } catch {
-      return Effect.fail(protocol(response.text === "" ? "expected a JSON body, got none" : "body is not valid JSON"))
-    }
-    return decode(json).pipe(
-      Effect.mapError((e) => {
-        const first = formatIssue(e.issue)[0]
-        const field = first?.path === undefined || first.path.length === 0 ? undefined : renderPath(first.path)
-        const message = truncate(first?.message ?? e.message, 200)
-        return protocol(field === undefined ? message : `${field}: ${message}`, field)
-      })
-    )
-  }
-}
-
-/** The response header value, lower-cased name. */
-export const header = (response: ApiResponse, name: string): string | undefined => response.headers[name.toLowerCase()]
-
-// ---------------------------------------------------------------------------------------
-
-const formatIssue = (issue: SchemaIssue.Issue) => SchemaIssue.makeFormatterStandardSchemaV1()(issue).issues
-
-/** `["data", 3, "size_bytes"]` → `data[3].size_bytes`. */
-const renderPath = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>): string =>
-  path
-    .map((s) => (typeof s === "object" ? s.key : s))
-    .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
-    .join("")
-
-const truncate = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max)}…`)
-
-const generateRequestId = (): string => `dlsync-${crypto.randomUUID()}`
-
-const checkRequestId = (id: string, operation: string): Effect.Effect<string, ApiError> =>
-  REQUEST_ID_PATTERN.test(id)
-    ? Effect.succeed(id)
-    : Effect.fail(
-        new ApiError({
-          operation,
-          reason: new ClientValidation({
-            field: "X-Request-ID",
-            message: `must be 1 to 100 visible ASCII characters, got ${id.length} characters`
-          })
-        })
-      )
-
-/** A request body as bytes with its media type. */
-interface EncodedBody {
-  readonly bytes: string | Uint8Array
-  readonly contentType: string
-}
-
-const encodeBody = (
-  body: RequestBody | undefined,
-  operation: string
-): Effect.Effect<EncodedBody | undefined, ApiError> => {
-  if (body === undefined) return Effect.succeed(undefined)
-  const invalid = (cause: unknown) =>
-    new ApiError({
-      operation,
-      reason: new ClientValidation({ field: "body", message: `cannot be encoded: ${String(cause)}` })
-    })
-  switch (body._tag) {
-    case "Form": {
-      const form = new URLSearchParams()
-      for (const [k, v] of body.fields) form.append(k, v)
-      return Effect.succeed({ bytes: form.toString(), contentType: "application/x-www-form-urlencoded" })
-    }
-    case "Multipart":
-      // The platform's own multipart encoder (boundary and all), read into memory: uploads are small files.
-      return Effect.tryPromise({
-        try: async () => {
-          const encoded = new Response(body.form)
-          return {
-            bytes: new Uint8Array(await encoded.arrayBuffer()),
-            contentType: encoded.headers.get("content-type") ?? "multipart/form-data"
-          }
-        },
-        catch: invalid
-      })
-    case "Json":
-      return Effect.try({
-        try: () => ({ bytes: JSON.stringify(body.value), contentType: "application/json" }),
-        catch: invalid
-      })
-  }
-}
-
-/** The status an attempt was answered with; "network" without an answer; undefined if never sent. */
-const answeredStatus = (error: ApiError): number | "network" | undefined => {
-  const reason = error.reason
-  if (reason._tag === "ClientValidation") return undefined
-  if (reason._tag === "Transport") return "network"
-  return "status" in reason && reason.status !== undefined ? reason.status : "network"
-}
-
-const lowerKeys = (headers: Readonly<Record<string, string>>): Record<string, string> =>
-  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))
-
 const parseJsonOrUndefined = (text: string): unknown => {
   try {
     return text === "" ? undefined : JSON.parse(text)
   } catch {
     return undefined
   }
-}
-
-const fromWireFailure = (
-  failure: WireFailure,
-  operation: string,
-  settings: HttpSettings,
-  requestId: string
-): ApiError => {
-  const reason: ApiErrorReason = (() => {
-    switch (failure.stage) {
-      case "invalid":
-        return new ClientValidation({ field: "request", message: `cannot be sent: ${String(failure.cause)}` })
-      case "connect": {
-        const codes = errorCodes(failure.cause)
-        return new Transport({
-          message: `connection failed${codes.length > 0 ? ` (${codes.join(", ")})` : ""}`,
-          neverSent: provablyNeverSent(failure.cause),
-          timedOut: codes.some((c) => c.includes("TIMEOUT"))
-        })
-      }
-      case "timeout":
-        return new Transport({
-          message: `no complete answer within ${settings.timeoutMs} ms`,
-          neverSent: false,
-          timedOut: true
-        })
-      case "too-large":
-        return new Protocol({
-          status: failure.status ?? 0,
-          message: `response body exceeds ${settings.maxResponseBytes} bytes`,
-          requestId: failure.headers["x-request-id"] ?? requestId
-        })
-      case "body":
-        return new Transport({
-          message: "the response could not be read to the end",
-          neverSent: false,
-          timedOut: false
-        })
-    }
-  })()
-  return new ApiError({ operation, reason })
 }

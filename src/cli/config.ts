@@ -91,7 +91,7 @@ export const effectiveView = (config: AppConfig) => {
         min_free_space: formatSize(transfers.min_free_space)
       },
       log: { level: config.log.level, format: config.log.format },
-      server: { listen: formatListen(config.server.listen) },
+      server: { listen: formatListen(config.server.listen), allowed_hosts: config.server.allowed_hosts },
       app_state: {
         device_name: config.app_state.device_name,
         progress_interval: formatDuration(config.app_state.progress_interval),

@@ -145,50 +145,48 @@ export const parseSchedule = (input: unknown): Result.Result<BandwidthSchedule, 
 // ---------------------------------------------------------------------------------------
 // Schemas
 
-/** A human duration (or 0) → Effect Duration; encodes back to the compact form ("1h30m"). */
-export const HumanDuration = Schema.Unknown.pipe(
-  Schema.decodeTo(
-    Schema.Duration,
-    SchemaTransformation.transformEffect<Duration.Duration, unknown>({
-      decode: (input) => fromResult(parseDuration(input), Duration.millis),
-      encode: (duration) => Effect.succeed(formatDuration(Duration.toMillis(duration)))
-    })
+/**
+ * A schema from what a person writes (text, or a TOML number) to `to`: decoded by `parse`
+ * (its message the issue), encoded back by `format` into the form `parse` reads.
+ */
+const fromHuman = <To extends Schema.Top>(
+  to: To,
+  parse: (input: unknown) => Result.Result<To["Encoded"], string>,
+  format: (value: To["Encoded"]) => unknown
+) =>
+  Schema.Unknown.pipe(
+    Schema.decodeTo(
+      to,
+      SchemaTransformation.transformEffect<To["Encoded"], unknown>({
+        decode: (input) => {
+          const result = parse(input)
+          return Result.isFailure(result)
+            ? Effect.fail(new SchemaIssue.InvalidValue({ message: result.failure }))
+            : Effect.succeed(result.success)
+        },
+        encode: (value) => Effect.succeed(format(value))
+      })
+    )
   )
+
+/** A human duration (or 0) → Effect Duration; encodes back to the compact form ("1h30m"). */
+export const HumanDuration = fromHuman(
+  Schema.Duration,
+  (input) => Result.map(parseDuration(input), Duration.millis),
+  (duration) => formatDuration(Duration.toMillis(duration))
 )
 
 /** A human size or a number of bytes → bytes (a safe non-negative integer). */
-export const HumanSize = Schema.Unknown.pipe(
-  Schema.decodeTo(
-    Schema.Int,
-    SchemaTransformation.transformEffect<number, unknown>({
-      decode: (input) => fromResult(parseSize(input), identity),
-      encode: (bytes) => Effect.succeed(formatSize(bytes))
-    })
-  )
-)
+export const HumanSize = fromHuman(Schema.Int, parseSize, (bytes) => formatSize(bytes))
 
 /** A human rate → bytes per second; 0 means no limit. */
-export const HumanRate = Schema.Unknown.pipe(
-  Schema.decodeTo(
-    Schema.Int,
-    SchemaTransformation.transformEffect<BytesPerSecond, unknown>({
-      decode: (input) => fromResult(parseRate(input), identity),
-      encode: (rate) => Effect.succeed(formatRate(rate))
-    })
-  )
-)
+export const HumanRate = fromHuman(Schema.Int, parseRate, (rate) => formatRate(rate))
 
 const ScheduleWindowSchema = Schema.Struct({ start: Schema.Int, end: Schema.Int, limit: Schema.Int })
 
 /** The daily bandwidth schedule (see `parseSchedule`); encodes to "HH:MM-HH:MM rate" strings. */
-export const BandwidthSchedule = Schema.Unknown.pipe(
-  Schema.decodeTo(
-    Schema.Array(ScheduleWindowSchema),
-    SchemaTransformation.transformEffect<BandwidthSchedule, unknown>({
-      decode: (input) => fromResult(parseSchedule(input), identity),
-      encode: (schedule) => Effect.succeed(schedule.map(formatWindow))
-    })
-  )
+export const BandwidthSchedule = fromHuman(Schema.Array(ScheduleWindowSchema), parseSchedule, (schedule) =>
+  schedule.map(formatWindow)
 )
 
 // ---------------------------------------------------------------------------------------
@@ -235,13 +233,6 @@ const MAX_INPUT_LENGTH = 64
 const MAX_WINDOWS = 48
 const MAX_DURATION_TEXT = "about 285,000 years"
 const NUMBER_ONLY = /^\d+(?:\.\d+)?$/
-
-const identity = <A>(a: A): A => a
-
-const fromResult = <A, B>(result: Result.Result<A, string>, f: (a: A) => B): Effect.Effect<B, SchemaIssue.Issue> =>
-  Result.isFailure(result)
-    ? Effect.fail(new SchemaIssue.InvalidValue({ message: result.failure }))
-    : Effect.succeed(f(result.success))
 
 const describe = (input: unknown): string => {
   if (input === undefined) return "nothing"

@@ -15,7 +15,7 @@
  *   answers 200 whether it created or replaced.
  */
 import { encodedBytes, isJsonObject, jsonValueProblem, readJsonBody } from "./appStorageBody.ts"
-import { evaluateConditions, newEtag } from "./appStorageConditions.ts"
+import { evaluateConditions, nextVersion, type Versioned } from "./appStorageConditions.ts"
 import { type EmulatorClock, formatMicros } from "./clock.ts"
 import { apiError, type Principal, type RouteRequest, type RouteResult } from "./http.ts"
 
@@ -24,13 +24,9 @@ export const APP_STORAGE_MAX_KEYS = 256
 export const APP_STORAGE_MAX_BYTES = 5 * 1024 * 1024
 export const APP_STORAGE_BODY_LIMIT_BYTES = 512 * 1024
 
-export interface StorageItem {
+export interface StorageItem extends Versioned {
   readonly key: string
   readonly value: unknown
-  readonly version: number
-  readonly etag: string
-  readonly created_at: string
-  readonly updated_at: string
 }
 
 export type StorageRequest = Pick<RouteRequest, "headers" | "body">
@@ -97,14 +93,7 @@ export class AppStorage {
       )
     }
     const at = formatMicros(this.#clock.tick())
-    const item: StorageItem = {
-      key,
-      value,
-      version: (current?.version ?? 0) + 1,
-      etag: newEtag(),
-      created_at: current?.created_at ?? at,
-      updated_at: at
-    }
+    const item: StorageItem = { key, value, ...nextVersion(current, at) }
     space.set(key, item)
     return { kind: "json", status: 200, body: { data: item }, headers: { etag: item.etag } }
   }

@@ -1,5 +1,5 @@
 /**
- * Entity tags and conditional requests (RFC 9110 §13) for file state and app storage.
+ * Entity tags, versions and conditional requests (RFC 9110 §13) for file state and app storage.
  *
  * - ETags are strong, quoted and random: never derived from `version`, so a value deleted
  *   and recreated at the same version still gets a new one.
@@ -15,6 +15,22 @@ export type Condition = "proceed" | "preconditionFailed" | "notModified"
 
 /** A fresh strong ETag, e.g. `"Zx3…"`. */
 export const newEtag = (): string => `"${randomBytes(18).toString("base64url")}"`
+
+/** The version fields every stored value carries (file state and app storage alike). */
+export interface Versioned {
+  readonly version: number
+  readonly etag: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+/** The version fields of a value written at `at` over `current` (undefined: none yet): one version up, a new ETag. */
+export const nextVersion = (current: Versioned | undefined, at: string): Versioned => ({
+  version: (current?.version ?? 0) + 1,
+  etag: newEtag(),
+  created_at: current?.created_at ?? at,
+  updated_at: at
+})
 
 /** Evaluates If-Match then If-None-Match against the current ETag (undefined: nothing stored). */
 export const evaluateConditions = (

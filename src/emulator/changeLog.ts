@@ -6,6 +6,21 @@
  * Being sorted by seq, "entries after seq S" is a binary search plus a walk over the
  * entries themselves: an idle poll costs O(log n), whatever the size of the tree.
  */
+import type { Item, Tombstone } from "./item.ts"
+import { partitionPoint } from "./partitionPoint.ts"
+
+/** One entry of a change page: a live item or a tombstone. */
+export type Change =
+  | { readonly deleted: false; readonly item: Item }
+  | { readonly deleted: true; readonly tombstone: Tombstone }
+
+export interface ChangePage {
+  readonly changes: ReadonlyArray<Change>
+  /** Seq to resume after. */
+  readonly nextAfter: number
+  readonly hasMore: boolean
+}
+
 export class ChangeLog {
   #seqs: Array<number> = []
   #ids: Array<string> = []
@@ -18,7 +33,7 @@ export class ChangeLog {
 
   /** Visits the entries with seq > `after` in order, while `visit` returns true. */
   scanAfter(after: number, visit: (seq: number, id: string) => boolean): void {
-    for (let index = lowerBound(this.#seqs, after + 1); index < this.#seqs.length; index++) {
+    for (let index = partitionPoint(this.#seqs, (seq) => seq < after + 1); index < this.#seqs.length; index++) {
       if (!visit(this.#seqs[index]!, this.#ids[index]!)) return
     }
   }
@@ -42,16 +57,4 @@ export class ChangeLog {
     this.#seqs = seqs
     this.#ids = ids
   }
-}
-
-/** First index whose value is ≥ target in an ascending array. */
-const lowerBound = (values: ReadonlyArray<number>, target: number): number => {
-  let lo = 0
-  let hi = values.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (values[mid]! < target) lo = mid + 1
-    else hi = mid
-  }
-  return lo
 }

@@ -16,7 +16,7 @@
  */
 
 import { encodedBytes, isJsonObject, jsonValueProblem, readJsonBody, withHeaders } from "./appStorageBody.ts"
-import { evaluateConditions, newEtag } from "./appStorageConditions.ts"
+import { evaluateConditions, nextVersion, type Versioned } from "./appStorageConditions.ts"
 import { type EmulatorClock, formatMicros } from "./clock.ts"
 import { apiError, type Principal, type RouteRequest, type RouteResult } from "./http.ts"
 import { RateLimiter } from "./oauthRateLimiter.ts"
@@ -32,12 +32,8 @@ export interface FileAccess {
 }
 
 /** The spec's app_state object. */
-export interface AppState {
+export interface AppState extends Versioned {
   readonly value: Readonly<Record<string, unknown>>
-  readonly version: number
-  readonly etag: string
-  readonly created_at: string
-  readonly updated_at: string
 }
 
 export type StateRequest = Pick<RouteRequest, "headers" | "body">
@@ -87,13 +83,7 @@ export class FileStateStore {
     const condition = evaluateConditions(request.headers, current?.etag, "write")
     if (condition !== "proceed") return PRECONDITION_FAILED
     const at = formatMicros(this.#clock.tick())
-    const next: AppState = {
-      value,
-      version: (current?.version ?? 0) + 1,
-      etag: newEtag(),
-      created_at: current?.created_at ?? at,
-      updated_at: at
-    }
+    const next: AppState = { value, ...nextVersion(current, at) }
     states.set(key, next)
     this.#states.set(fileId, states)
     return { kind: "json", status: 200, body: { data: next }, headers: { etag: next.etag } }

@@ -88,3 +88,24 @@ export const FOLDER_MIME = "inode/directory"
 
 /** Code-unit order, the order of "by id". */
 export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/** A new item as `spec` describes it, created at `now` (its seq is set when the tree records it). */
+export const newItem = (spec: NewItem, id: string, now: number): Item => ({
+  id,
+  type: spec.type,
+  parentId: spec.parentId,
+  downloadId: spec.downloadId ?? null,
+  name: spec.name,
+  kind: spec.type === "folder" ? "folder" : spec.kind,
+  mimeType: spec.type === "folder" ? FOLDER_MIME : spec.mimeType,
+  sizeBytes: spec.type === "folder" ? 0 : (spec.sizeBytes ?? 0),
+  locked: spec.locked ?? false,
+  expiresAt: spec.expiresAt ?? now + DEFAULT_ITEM_LIFETIME_MICROS,
+  createdAt: now,
+  updatedAt: now,
+  media: spec.type === "folder" ? null : (spec.media ?? null),
+  poster: spec.type === "folder" ? null : (spec.poster ?? null),
+  contentVersion: 1,
+  contentModifiedAt: now,
+  seq: 0
+})

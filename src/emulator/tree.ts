@@ -9,31 +9,18 @@
  * - A removed item leaves a tombstone `(id, parentId, seq)`; removing a folder removes its
  *   descendants too, each with its own tombstone.
  */
-import { ChangeLog } from "./changeLog.ts"
+import { type Change, ChangeLog, type ChangePage } from "./changeLog.ts"
 import type { EmulatorClock } from "./clock.ts"
 import {
   compareIds,
-  DEFAULT_ITEM_LIFETIME_MICROS,
   type DeleteOutcome,
-  FOLDER_MIME,
   type Item,
   type ItemPatch,
   type NewItem,
+  newItem,
   type Tombstone,
   TreeError
 } from "./item.ts"
-
-/** One entry of a change page: a live item or a tombstone. */
-export type Change =
-  | { readonly deleted: false; readonly item: Item }
-  | { readonly deleted: true; readonly tombstone: Tombstone }
-
-export interface ChangePage {
-  readonly changes: ReadonlyArray<Change>
-  /** Seq to resume after. */
-  readonly nextAfter: number
-  readonly hasMore: boolean
-}
 
 export class FileTree {
   readonly #clock: EmulatorClock
@@ -143,25 +130,7 @@ export class FileTree {
   add(spec: NewItem): Item {
     this.#requireFolder(spec.parentId)
     const now = this.#clock.tick()
-    const item: Item = {
-      id: this.#newId(),
-      type: spec.type,
-      parentId: spec.parentId,
-      downloadId: spec.downloadId ?? null,
-      name: spec.name,
-      kind: spec.type === "folder" ? "folder" : spec.kind,
-      mimeType: spec.type === "folder" ? FOLDER_MIME : spec.mimeType,
-      sizeBytes: spec.type === "folder" ? 0 : (spec.sizeBytes ?? 0),
-      locked: spec.locked ?? false,
-      expiresAt: spec.expiresAt ?? now + DEFAULT_ITEM_LIFETIME_MICROS,
-      createdAt: now,
-      updatedAt: now,
-      media: spec.type === "folder" ? null : (spec.media ?? null),
-      poster: spec.type === "folder" ? null : (spec.poster ?? null),
-      contentVersion: 1,
-      contentModifiedAt: now,
-      seq: 0
-    }
+    const item = newItem(spec, this.#newId(), now)
     this.#items.set(item.id, item)
     this.#nextExpiry = Math.min(this.#nextExpiry, item.expiresAt)
     this.#link(item)

@@ -92,9 +92,9 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
     }
   }
   const deletedIds = new Set(markers.map((m) => m.remoteId))
-  // caseInsensitive does not change which items are in scope, only their names (a shortened
-  // item is shown at the path its entry records).
-  const config = planConfigOf(settings.mirror, false)
+  // The names (and so which are shortened) depend on whether the root ignores case, as the
+  // last pass found it; a shortened item is shown at the path its entry records.
+  const config = planConfigOf(settings.mirror, (yield* store.mirrorRoot.caseInsensitive) ?? false)
   const tree = mapTree(remote, config)
   const filterWarnings = feed.listingComplete ? unmatchedFilters(tree, config) : []
   let pending = 0

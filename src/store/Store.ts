@@ -3,7 +3,8 @@
  * that decode its rows to domain types: the feed and remote items (feedTables.ts), local
  * entries, deletion markers and the pending operation (localTables.ts), events and the held
  * big delete (eventTables.ts), the last reconcile's failures (passFailureTables.ts), the live transfers the running dlsync publishes for `status`
- * (liveTransfers.ts), and the app-state outbox's size (appStateOutboxTable.ts).
+ * (liveTransfers.ts), the app-state outbox's size (appStateOutboxTable.ts), and what the last
+ * pass found of the mirror root (mirrorRootTable.ts).
  * Plain synchronous better-sqlite3 calls; a failing SQLite call is a defect (the caller
  * cannot act on it). Each module states its invariants.
  */
@@ -14,6 +15,7 @@ import { type EventTables, makeEventTables } from "./eventTables.ts"
 import { type FeedTables, makeFeedTables } from "./feedTables.ts"
 import { type LiveTransfersStore, makeLiveTransfers } from "./liveTransfers.ts"
 import { type LocalTables, makeLocalTables } from "./localTables.ts"
+import { type MirrorRootTable, makeMirrorRootTable } from "./mirrorRootTable.ts"
 import { makePassFailureTables, type PassFailureTables } from "./passFailureTables.ts"
 
 export {
@@ -32,6 +34,7 @@ export class Store extends Context.Service<
   FeedTables &
     LocalTables &
     PassFailureTables &
+    MirrorRootTable &
     Pick<EventTables, "events" | "held"> & {
       readonly liveTransfers: LiveTransfersStore
       /** App-state entries waiting in the outbox (appstate/), for `status`: written by the next run or the daemon. */
@@ -52,6 +55,7 @@ export class Store extends Context.Service<
         local,
         pendingOp,
         ...makePassFailureTables(db),
+        ...makeMirrorRootTable(db),
         held: log.held,
         events: log.events,
         liveTransfers: makeLiveTransfers(db),

@@ -207,12 +207,24 @@ const V5_SPACE_WAITS = `
 ALTER TABLE live_transfers ADD COLUMN waiting_for_space INTEGER NOT NULL DEFAULT 0 CHECK (waiting_for_space >= 0);
 `
 
+const V6_ROOT_CASE_SENSITIVITY = `
+-- mirror_root: what the last pass found of the mirror root, for \`status\` (which reads the
+-- store alone): whether its names ignore case (sync/caseSensitivity.ts), on which the
+-- names, and so the shortened ones, depend.
+-- Invariants: at most one row (id 1), absent until a pass has probed the root.
+CREATE TABLE mirror_root (
+  id                INTEGER PRIMARY KEY CHECK (id = 1),
+  case_insensitive  INTEGER NOT NULL CHECK (case_insensitive IN (0, 1))
+) STRICT;
+`
+
 export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, name: "initial schema", sql: V1_INITIAL },
   { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX },
   { version: 3, name: "live transfers", sql: V3_LIVE_TRANSFERS },
   { version: 4, name: "pass failures", sql: V4_PASS_FAILURES },
-  { version: 5, name: "space waits", sql: V5_SPACE_WAITS }
+  { version: 5, name: "space waits", sql: V5_SPACE_WAITS },
+  { version: 6, name: "root case sensitivity", sql: V6_ROOT_CASE_SENSITIVITY }
 ]
 
 /** The schema version this binary writes. */

@@ -51,6 +51,8 @@ export const runPass = Effect.fn("runPass")(function* (
   const ops = yield* LocalOps
   yield* ops.checkRoot((yield* store.local.count) > 0)
   const caseInsensitive = yield* detectCaseInsensitive()
+  // For `status`, which maps the remote tree to names without probing the root itself.
+  yield* store.mirrorRoot.recordCaseInsensitive(caseInsensitive)
   yield* recoverInterrupted()
   const local = yield* store.local.all
   const scan = yield* scanLocal(local)

@@ -68,6 +68,8 @@ export interface Placed {
   readonly item: RemoteItem
   /** The local path relative to the root. */
   readonly path: string
+  /** The path with every name in full (`path` unless a name on it is shortened): what the filters see. */
+  readonly fullPath: string
   /** Null when the item is in scope; else why the filters leave it out. */
   readonly filtered: FilterReason | null
   /** Its own name is shortened (`shortName`) so that a path below it fits PATH_MAX. */
@@ -167,7 +169,13 @@ export const mapTree = (items: Iterable<RemoteItem>, config: TreeConfig): Mapped
         : node.parent.path === node.parent.fullPath && !node.shortened
           ? node.fullPath
           : `${node.parent.path}/${node.name}`
-    const entry: Placed = { item: node.item, path: node.path, filtered: node.filtered, shortened: node.shortened }
+    const entry: Placed = {
+      item: node.item,
+      path: node.path,
+      fullPath: node.fullPath,
+      filtered: node.filtered,
+      shortened: node.shortened
+    }
     placed.push(entry)
     placedById.set(node.item.id, entry)
   }
@@ -198,19 +206,19 @@ export const unmatchedFilters = (tree: MappedTree, config: TreeConfig): Readonly
   for (const folder of config.folders) {
     const wanted = fold(folder.replace(/^\/+|\/+$/g, ""))
     if (wanted === "") continue
-    if (!tree.placed.some((p) => p.item.type === "folder" && fold(p.path) === wanted)) {
+    if (!tree.placed.some((p) => p.item.type === "folder" && fold(p.fullPath) === wanted)) {
       unmatched.push(`mirror.folders: ${JSON.stringify(folder)} names no folder of the account`)
     }
   }
   for (const pattern of config.include) {
     const glob = compileGlob(pattern)
-    if (!tree.placed.some((p) => p.item.type === "file" && Glob.match(glob, p.path))) {
+    if (!tree.placed.some((p) => p.item.type === "file" && Glob.match(glob, p.fullPath))) {
       unmatched.push(`mirror.include: ${JSON.stringify(pattern)} matches no file of the account`)
     }
   }
   for (const pattern of config.exclude) {
     const glob = compileGlob(pattern)
-    if (!tree.placed.some((p) => Glob.match(glob, p.item.type === "folder" ? `${p.path}/` : p.path))) {
+    if (!tree.placed.some((p) => Glob.match(glob, p.item.type === "folder" ? `${p.fullPath}/` : p.fullPath))) {
       unmatched.push(`mirror.exclude: ${JSON.stringify(pattern)} matches nothing in the account`)
     }
   }

@@ -36,7 +36,7 @@ describe("[log] and [server]", () => {
       assert.deepStrictEqual(config.server.listen, { host: "127.0.0.1", port: 8686 })
       const view = effectiveView(config).settings
       assert.deepStrictEqual(view.log, { level: "info", format: "auto" })
-      assert.deepStrictEqual(view.server, { listen: "127.0.0.1:8686" })
+      assert.deepStrictEqual(view.server, { listen: "127.0.0.1:8686", allowed_hosts: [] })
     })
   )
 
@@ -47,7 +47,7 @@ describe("[log] and [server]", () => {
       )
       assert.deepStrictEqual(config.log, { level: "debug", format: "json" })
       assert.deepStrictEqual(config.server.listen, { host: "::1", port: 9000 })
-      assert.deepStrictEqual(effectiveView(config).settings.server, { listen: "[::1]:9000" })
+      assert.deepStrictEqual(effectiveView(config).settings.server, { listen: "[::1]:9000", allowed_hosts: [] })
     })
   )
 
@@ -60,9 +60,22 @@ describe("[log] and [server]", () => {
       })
       assert.deepStrictEqual(config.log, { level: "warn", format: "text" })
       assert.strictEqual(config.server.listen, "off")
-      assert.deepStrictEqual(effectiveView(config).settings.server, { listen: "off" })
+      assert.deepStrictEqual(effectiveView(config).settings.server, { listen: "off", allowed_hosts: [] })
       const everywhere = yield* load(BASE, { DLSYNC_SERVER_LISTEN: ":8080" })
       assert.deepStrictEqual(everywhere.server.listen, { host: undefined, port: 8080 })
+    })
+  )
+
+  it.effect("server.allowed_hosts from the file and DLSYNC_SERVER_ALLOWED_HOSTS, shown by config check", () =>
+    Effect.gen(function* () {
+      const config = yield* load(`${BASE}\n[server]\nallowed_hosts = ["nas.lan", "nas"]\n`)
+      assert.deepStrictEqual(config.server.allowed_hosts, ["nas.lan", "nas"])
+      assert.deepStrictEqual(effectiveView(config).settings.server, {
+        listen: "127.0.0.1:8686",
+        allowed_hosts: ["nas.lan", "nas"]
+      })
+      const overridden = yield* load(BASE, { DLSYNC_SERVER_ALLOWED_HOSTS: "dlsync.home" })
+      assert.deepStrictEqual(effectiveView(overridden).settings.server.allowed_hosts, ["dlsync.home"])
     })
   )
 

@@ -101,6 +101,52 @@ describe("downloads over HTTP", () => {
     expect(at(await jsonOf(await api(`/downloads/${id}`)), "data.status")).toBe("completed")
   })
 
+  it("steps one download through /_control: advance, block with a message, unblock, fail; 409 once it cannot", async () => {
+    const created = await api("/downloads", {
+      method: "POST",
+      body: JSON.stringify({ url: "https://cdn.example.com/steps.bin" })
+    })
+    const id = String(at(await jsonOf(created), "data.download.id"))
+    const step = (name: string, body?: unknown) =>
+      fetch(`${emulator.authUrl}/_control/downloads/${id}/${name}`, {
+        method: "POST",
+        ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+      })
+    const download = async () => at(await jsonOf(await api(`/downloads/${id}`)), "data")
+    const before = at(await download(), "status")
+    expect((await step("advance")).status).toBe(204)
+    expect(at(await download(), "status")).not.toBe(before)
+    expect((await step("block", { message: "verify your account" })).status).toBe(204)
+    expect(await download()).toMatchObject({
+      status: "blocked",
+      error: { code: "account_attention_required", message: "verify your account" }
+    })
+    const advanceBlocked = await step("advance")
+    expect(advanceBlocked.status).toBe(409)
+    expect(at(await jsonOf(advanceBlocked), "error.code")).toBe("cannot_advance")
+    expect((await step("unblock")).status).toBe(204)
+    const released = await download()
+    expect(at(released, "error")).toBeNull()
+    expect(["queued", "processing"]).toContain(at(released, "status"))
+    const unblockAgain = await step("unblock")
+    expect(unblockAgain.status).toBe(409)
+    expect(at(await jsonOf(unblockAgain), "error.code")).toBe("cannot_unblock")
+    expect((await step("fail", {})).status).toBe(204)
+    expect(await download()).toMatchObject({
+      status: "failed",
+      error: { code: "download_failed", message: "Failed by the control API" }
+    })
+    const [failAgain, blockAgain, completeAgain] = [
+      await step("fail", {}),
+      await step("block", {}),
+      await step("complete")
+    ]
+    expect([failAgain.status, blockAgain.status, completeAgain.status]).toEqual([409, 409, 409])
+    expect(at(await jsonOf(failAgain), "error.code")).toBe("cannot_fail")
+    expect(at(await jsonOf(blockAgain), "error.code")).toBe("cannot_block")
+    expect(at(await jsonOf(completeAgain), "error.code")).toBe("cannot_advance")
+  })
+
   it("accepts an OAuth token and answers a selection with 200", async () => {
     const r = await api(
       "/downloads",

@@ -3,18 +3,15 @@
  * not trusted (its publisher no longer holds the lock, or stopped publishing), and how it
  * reads, alone and inside the whole status document.
  */
-import * as Path from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { loadConfig } from "../../src/config/loadConfig.ts"
-import { settingsFrom } from "../../src/engine/EngineSettings.ts"
 import { renderStatus, statusDocument } from "../../src/engine/statusDocument.ts"
 import { LIVE_TRANSFERS_MAX_AGE_MS, renderTransfers, transfersStatus } from "../../src/engine/transfersStatus.ts"
 import { acquireInstanceLock } from "../../src/store/instanceLock.ts"
 import type { LiveTransfers } from "../../src/store/liveTransfers.ts"
 import { Store } from "../../src/store/Store.ts"
 import { tempDir, withStore } from "../store/helpers.ts"
+import { statusSettings } from "./statusFixtures.ts"
 
 const MiB = 1024 * 1024
 const at = Date.parse("2024-05-06T07:08:09.000Z")
@@ -125,18 +122,7 @@ describe("statusDocument: transfers", () => {
   it.live("shows what this state dir's lock holder published, and nothing once it lets go of the lock", () =>
     Effect.gen(function* () {
       const stateDir = tempDir()
-      const config = yield* loadConfig({
-        path: Option.none(),
-        env: {
-          HOME: stateDir,
-          XDG_CONFIG_HOME: Path.join(stateDir, "no-config"),
-          DLSYNC_SERVICE_BASE_URL: "http://127.0.0.1:9/api/v1",
-          DLSYNC_MIRROR_ROOT: Path.join(stateDir, "mirror"),
-          DLSYNC_MIRROR_STATE_DIR: stateDir
-        },
-        cwd: stateDir
-      }).pipe(Effect.provide(NodeServices.layer), Effect.orDie)
-      const settings = settingsFrom(config)
+      const settings = yield* statusSettings(stateDir)
       yield* withStore(
         stateDir,
         Effect.gen(function* () {

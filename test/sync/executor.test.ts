@@ -71,8 +71,11 @@ describe("executePlan", () => {
     const g = file("g", "other.mkv", "d", { size: 3 })
     const shelf = folder("s", "Shelf")
     return Effect.gen(function* () {
+      const { mirrorRoot } = yield* Store
+      assert.isNull(yield* mirrorRoot.caseInsensitive, "no pass has probed the root yet")
       const first = yield* pass([d, f, g, shelf])
       assert.deepStrictEqual(first.failed, [])
+      assert.isBoolean(yield* mirrorRoot.caseInsensitive, "the pass records its case probe for status")
       assert.strictEqual(read(root, "Movies/film.mkv"), "xxxxx")
       assert.isTrue(Fs.existsSync(Path.join(root, ".dlsync/marker")))
       const idle = yield* pass([d, f, g, shelf])

@@ -3,7 +3,14 @@ import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
 import { foldName, MAX_NAME_BYTES, SHORT_NAME_BYTES, sanitizeName, utf8Length } from "../../src/sync/names.ts"
-import { MAX_PATH_BYTES, type MappedTree, mapTree, maxPathBytesUnder, type TreeConfig } from "../../src/sync/tree.ts"
+import {
+  MAX_PATH_BYTES,
+  type MappedTree,
+  mapTree,
+  maxPathBytesUnder,
+  type TreeConfig,
+  unmatchedFilters
+} from "../../src/sync/tree.ts"
 import { ALL, fid, file, folder } from "./fixtures.ts"
 
 /** `depth` nested folders named with `bytes` bytes each, and a file at the bottom. */
@@ -128,6 +135,23 @@ describe("mapTree", () => {
     const leaf = tree.byId.get("leaf")!
     assert.isTrue(tree.byId.get("d2")!.shortened)
     assert.isNull(leaf.filtered)
+  })
+
+  it("unmatchedFilters judges the filters on the full names too: a shortened match is no typo", () => {
+    const items = deepChain(3, 250)
+    const full = `${items[0]!.name}/${items[1]!.name}/${items[2]!.name}`
+    const config = {
+      ...ALL,
+      maxPathBytes: 400,
+      folders: [full],
+      include: [`**/${items[2]!.name}/*.mkv`],
+      exclude: [`${items[2]!.name}/`]
+    }
+    const tree = mapTree(items, config)
+    assert.isTrue(tree.byId.get("d2")!.shortened)
+    assert.deepStrictEqual(unmatchedFilters(tree, config), [])
+    const typos = { ...config, folders: [`${full}x`], include: ["**/nothing/*.mkv"], exclude: ["nothing/"] }
+    assert.lengthOf(unmatchedFilters(mapTree(items, typos), typos), 3)
   })
 
   it("reports an item too deep even with short names instead of placing it", () => {

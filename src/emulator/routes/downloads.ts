@@ -103,55 +103,19 @@ export const downloadsControlRoutes = (lifecycle: DownloadLifecycle, webhooks: W
       return { kind: "empty", status: 204 }
     }
   },
-  {
-    method: "POST",
-    path: "/_control/downloads/:download/advance",
-    auth: NONE,
-    handle: (request) =>
-      lifecycle.advance(request.params.download ?? "")
-        ? { kind: "empty", status: 204 }
-        : apiError(409, "cannot_advance", "Unknown, finished, or queued behind a concurrency cap")
-  },
-  {
-    method: "POST",
-    path: "/_control/downloads/:download/complete",
-    auth: NONE,
-    handle: (request) =>
-      lifecycle.complete(request.params.download ?? "")
-        ? { kind: "empty", status: 204 }
-        : apiError(409, "cannot_advance", "Unknown, finished, or queued behind a concurrency cap")
-  },
-  {
-    method: "POST",
-    path: "/_control/downloads/:download/fail",
-    auth: NONE,
-    handle: (request) =>
-      withMessage(request, "Failed by the control API", (message) =>
-        lifecycle.fail(request.params.download ?? "", message)
-          ? { kind: "empty", status: 204 }
-          : apiError(409, "cannot_fail", "Unknown or not active")
-      )
-  },
-  {
-    method: "POST",
-    path: "/_control/downloads/:download/block",
-    auth: NONE,
-    handle: (request) =>
-      withMessage(request, "Blocked by the control API", (message) =>
-        lifecycle.block(request.params.download ?? "", message)
-          ? { kind: "empty", status: 204 }
-          : apiError(409, "cannot_block", "Unknown, or neither queued nor active")
-      )
-  },
-  {
-    method: "POST",
-    path: "/_control/downloads/:download/unblock",
-    auth: NONE,
-    handle: (request) =>
-      lifecycle.unblock(request.params.download ?? "")
-        ? { kind: "empty", status: 204 }
-        : apiError(409, "cannot_unblock", "Unknown or not blocked")
-  },
+  stepRoute("advance", "cannot_advance", CANNOT_ADVANCE, (id) => lifecycle.advance(id)),
+  stepRoute("complete", "cannot_advance", CANNOT_ADVANCE, (id) => lifecycle.complete(id)),
+  stepRoute("fail", "cannot_fail", "Unknown or not active", (id, message) => lifecycle.fail(id, message), {
+    message: "Failed by the control API"
+  }),
+  stepRoute(
+    "block",
+    "cannot_block",
+    "Unknown, or neither queued nor active",
+    (id, message) => lifecycle.block(id, message),
+    { message: "Blocked by the control API" }
+  ),
+  stepRoute("unblock", "cannot_unblock", "Unknown or not blocked", (id) => lifecycle.unblock(id)),
   {
     method: "POST",
     path: "/_control/downloads/timings",
@@ -248,6 +212,29 @@ const withObject = (
 }
 
 /** The optional `{message}` of a control body. */
+/**
+ * POST /_control/downloads/:download/<step>: 204 once `move` moved the download, else 409
+ * `code`. With `message`, the body's `{message?}` (that text by default) goes to `move`.
+ */
+const stepRoute = (
+  step: string,
+  code: string,
+  detail: string,
+  move: (id: string, message: string) => boolean,
+  options?: { readonly message: string }
+): Route => ({
+  method: "POST",
+  path: `/_control/downloads/:download/${step}`,
+  auth: NONE,
+  handle: (request) => {
+    const moved = (message: string): RouteResult =>
+      move(request.params.download ?? "", message) ? { kind: "empty", status: 204 } : apiError(409, code, detail)
+    return options === undefined ? moved("") : withMessage(request, options.message, moved)
+  }
+})
+
+const CANNOT_ADVANCE = "Unknown, finished, or queued behind a concurrency cap"
+
 const withMessage = (request: RouteRequest, fallback: string, f: (message: string) => RouteResult): RouteResult =>
   withObject(request, (body) => f(typeof body.message === "string" ? body.message : fallback))
 

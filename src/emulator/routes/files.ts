@@ -11,6 +11,7 @@ import type { EmulatorContext } from "../context.ts"
 import { ok, type Route, type RouteRequest, type RouteResult, readJsonObject, validationFailed } from "../http.ts"
 import { compareIds, type Item } from "../item.ts"
 import { isKind, KINDS } from "../kinds.ts"
+import { partitionPoint } from "../partitionPoint.ts"
 import { QueryReader } from "../query.ts"
 import { renderItem } from "../records.ts"
 import { decodeToken, encodeToken } from "../signedToken.ts"
@@ -185,7 +186,7 @@ const pageByIdDescending = (
 ): Page => {
   // Walk ids downwards from just below the cursor; the whole-tree order is cached.
   const ids = from === "all" ? tree.sortedIds() : [...from].sort(compareIds)
-  let index = afterId === undefined ? ids.length - 1 : upperBoundBelow(ids, afterId)
+  let index = afterId === undefined ? ids.length - 1 : partitionPoint(ids, (id) => id < afterId) - 1
   const items: Array<Item> = []
   for (; index >= 0; index--) {
     const item = tree.get(ids[index]!)
@@ -207,16 +208,12 @@ const pageByUpdatedAt = (
   if (from === "all") {
     // The whole tree is kept in this order: binary search to the first item after the cursor.
     const ordered = tree.itemsByUpdate()
-    let lo = 0
-    let hi = ordered.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      const item = ordered[mid]!
-      if (item.updatedAt <= updatedAfter || (after !== undefined && byUpdatedThenId(item, after) <= 0)) lo = mid + 1
-      else hi = mid
-    }
+    const first = partitionPoint(
+      ordered,
+      (item) => item.updatedAt <= updatedAfter || (after !== undefined && byUpdatedThenId(item, after) <= 0)
+    )
     const items: Array<Item> = []
-    for (let index = lo; index < ordered.length; index++) {
+    for (let index = first; index < ordered.length; index++) {
       const item = ordered[index]!
       if (!matches(item)) continue
       if (items.length === limit) return { items, hasMore: true }
@@ -238,16 +235,4 @@ const pageByUpdatedAt = (
   }
   pool.sort(byUpdatedThenId)
   return { items: pool.slice(0, limit), hasMore: pool.length > limit }
-}
-
-/** Index of the last id strictly below `id` in an ascending array (-1 when none). */
-const upperBoundBelow = (ids: ReadonlyArray<string>, id: string): number => {
-  let lo = 0
-  let hi = ids.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (ids[mid]! < id) lo = mid + 1
-    else hi = mid
-  }
-  return lo - 1
 }
