@@ -6,7 +6,7 @@
  */
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import { Duration, Effect, FileSystem, Option, Predicate, Redacted, Schema, SchemaIssue } from "effect"
+import { Duration, Effect, FileSystem, Option, Predicate, type Redacted, Schema, SchemaIssue } from "effect"
 import { parse as parseToml, TomlError } from "smol-toml"
 import type { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { DEFAULT_LISTEN_ADDRESS, type ListenSetting } from "../server/ListenAddress.ts"
@@ -140,6 +140,11 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       ? NodePath.join(home, p.slice(1))
       : NodePath.resolve(fromEnv.has(key) ? options.cwd : base, p)
 
+  /** A `*_file` key's secret (config/secretFile.ts), the path resolved as every path is. */
+  const readSecret = (key: string, path: string) =>
+    readSecretFile(fs, key, resolvePath(key, path), sourceOf(key, origins))
+  const problem = (key: string, message: string) => configError(key, message, sourceOf(key, origins))
+
   let apiKey = Option.fromNullishOr(raw.service.api_key)
   if (raw.service.api_key_file !== undefined) {
     if (Option.isSome(apiKey)) {
@@ -149,29 +154,10 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
         sourceOf("service.api_key_file", origins)
       )
     }
-    const keyFile = resolvePath("service.api_key_file", raw.service.api_key_file)
-    const secret = (yield* readText(fs, keyFile, "service.api_key_file")).trim()
-    if (secret === "") {
-      return yield* configError(
-        "service.api_key_file",
-        `${keyFile} is empty`,
-        sourceOf("service.api_key_file", origins)
-      )
-    }
-    if (/[\r\n]/.test(secret)) {
-      return yield* configError(
-        "service.api_key_file",
-        `${keyFile} holds more than one line; it must hold the API key alone`,
-        sourceOf("service.api_key_file", origins)
-      )
-    }
-    apiKey = Option.some(Redacted.make(secret))
+    apiKey = Option.some(yield* readSecret("service.api_key_file", raw.service.api_key_file))
   }
 
-  const sabnzbd = yield* sabnzbdSettings(raw.sabnzbd, {
-    readSecretFile: (key, path) => readSecretFile(fs, key, resolvePath(key, path), sourceOf(key, origins)),
-    problem: (key, message) => configError(key, message, sourceOf(key, origins))
-  })
+  const sabnzbd = yield* sabnzbdSettings(raw.sabnzbd, { readSecretFile: readSecret, problem })
 
   const config: AppConfig = {
     file,
@@ -213,9 +199,7 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       progress_interval: millisOr(raw.app_state?.progress_interval, DEFAULTS.progress_interval),
       max_requests_per_minute: raw.app_state?.max_requests_per_minute ?? DEFAULTS.max_requests_per_minute
     },
-    qbittorrent: yield* qbittorrentSettings(raw.qbittorrent, resolvePath, (key, message) =>
-      configError(key, message, sourceOf(key, origins))
-    ),
+    qbittorrent: yield* qbittorrentSettings(raw.qbittorrent, readSecret, problem),
     sabnzbd,
     blackhole: {
       watch: raw.blackhole?.watch === undefined ? undefined : resolvePath("blackhole.watch", raw.blackhole.watch)

@@ -6,7 +6,7 @@
  * documents each key and default.
  */
 import * as NodePath from "node:path"
-import { Effect, FileSystem, Redacted } from "effect"
+import { Effect, type Redacted } from "effect"
 import type { ListenAddress, ListenSetting } from "../server/ListenAddress.ts"
 import type { ConfigError } from "./ConfigError.ts"
 
@@ -33,14 +33,14 @@ export interface RawQbittorrentSection {
 
 /**
  * The settings, or null when the API is off (no section, or `listen = "off"`).
- * `resolvePath` makes `password_file` absolute as loadConfig does for every path;
+ * `readSecretFile` reads `password_file` (a path as written; config/secretFile.ts);
  * `problem` builds a ConfigError located at the key.
  */
 export const qbittorrentSettings = Effect.fnUntraced(function* (
   raw: RawQbittorrentSection | undefined,
-  resolvePath: (key: string, path: string) => string,
+  readSecretFile: (key: string, path: string) => Effect.Effect<Redacted.Redacted<string>, ConfigError>,
   problem: (key: string, message: string) => ConfigError
-): Effect.fn.Return<QbittorrentSettings | null, ConfigError, FileSystem.FileSystem> {
+): Effect.fn.Return<QbittorrentSettings | null, ConfigError> {
   if (raw === undefined || raw.listen === "off") return null
   if (raw.username === undefined) {
     return yield* problem(
@@ -56,20 +56,7 @@ export const qbittorrentSettings = Effect.fnUntraced(function* (
         "set qbittorrent.password or qbittorrent.password_file, not both"
       )
     }
-    const file = resolvePath("qbittorrent.password_file", raw.password_file)
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs
-      .readFileString(file)
-      .pipe(Effect.mapError((e) => problem("qbittorrent.password_file", `cannot read ${file}: ${e.message}`)))
-    const secret = text.replace(/\r?\n$/, "")
-    if (secret === "") return yield* problem("qbittorrent.password_file", `${file} is empty`)
-    if (/[\r\n]/.test(secret)) {
-      return yield* problem(
-        "qbittorrent.password_file",
-        `${file} holds more than one line; it must hold the password alone`
-      )
-    }
-    password = Redacted.make(secret)
+    password = yield* readSecretFile("qbittorrent.password_file", raw.password_file)
   }
   if (password === undefined) {
     return yield* problem(

@@ -98,7 +98,7 @@ describe("settings that cannot work", () => {
       const { lines } = yield* errorsOf({ service: `api_key_file = "${Path.join(dir, "key")}"\n` })
       assert.strictEqual(lines.length, 1)
       assert.include(lines[0], "service.api_key_file: ")
-      assert.include(lines[0], "holds more than one line; it must hold the API key alone")
+      assert.include(lines[0], "holds more than one line; it must hold the secret alone")
       assert.notInclude(lines[0], "dls_first")
     })
   )
