@@ -3,6 +3,7 @@
  * parameter at fault and why) or undefined. The service would refuse these anyway; saying
  * so locally names the parameter and spends no request, credit or rate budget.
  */
+import { isPublicHost } from "./publicHost.ts"
 
 export interface Problem {
   readonly field: string
@@ -95,7 +96,7 @@ export const checkClientId = (clientId: string): Problem | undefined =>
     ? undefined
     : { field: "client_id", message: "must be a UUID" }
 
-/** A webhook receiver: an absolute https URL without credentials. */
+/** A webhook receiver: an absolute https URL on a public host (publicHost.ts), without credentials. */
 export const checkWebhookUrl = (url: string | undefined): Problem | undefined => {
   if (url === undefined) return undefined
   if (!URL.canParse(url)) return { field: "webhook_url", message: "must be an absolute https URL" }
@@ -103,6 +104,9 @@ export const checkWebhookUrl = (url: string | undefined): Problem | undefined =>
   if (parsed.protocol !== "https:") return { field: "webhook_url", message: "must use https" }
   if (parsed.username !== "" || parsed.password !== "") {
     return { field: "webhook_url", message: "must not embed credentials" }
+  }
+  if (!isPublicHost(parsed.hostname)) {
+    return { field: "webhook_url", message: "must name a public host (the service delivers from the Internet)" }
   }
   return undefined
 }

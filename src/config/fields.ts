@@ -9,6 +9,7 @@ import { Record, Schema } from "effect"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
+import { PublicHttpsUrl, WebhookSecrets } from "./webhooksSettings.ts"
 
 /** How an environment variable's text becomes a value for the key. */
 export type EnvKind = "string" | "integer" | "boolean" | "list"
@@ -90,6 +91,12 @@ export const sections = {
       Schema.optionalKey(PositiveInt.pipe(Schema.check(Schema.isLessThanOrEqualTo(1200)))),
       "integer"
     )
+  },
+  webhooks: {
+    listen: field(Schema.optionalKey(ListenSettingFromString), "string"),
+    secret: field(Schema.optionalKey(WebhookSecrets), "list", true),
+    secret_file: field(Schema.optionalKey(NonEmpty), "string"),
+    public_url: field(Schema.optionalKey(PublicHttpsUrl), "string")
   }
 } as const
 
@@ -120,5 +127,6 @@ export const ConfigSchema = Schema.Struct({
   transfers: Schema.optionalKey(sectionSchema(sections.transfers)),
   log: Schema.optionalKey(sectionSchema(sections.log)),
   server: Schema.optionalKey(sectionSchema(sections.server)),
-  app_state: Schema.optionalKey(sectionSchema(sections.app_state))
+  app_state: Schema.optionalKey(sectionSchema(sections.app_state)),
+  webhooks: Schema.optionalKey(sectionSchema(sections.webhooks))
 })

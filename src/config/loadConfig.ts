@@ -22,6 +22,7 @@ import {
 } from "./fields.ts"
 import { settingProblems } from "./settingProblems.ts"
 import { TRANSFERS_DEFAULTS, type TransfersSettings } from "./transfersSettings.ts"
+import { type WebhooksSettings, webhooksSettings } from "./webhooksSettings.ts"
 
 export type Env = Readonly<Record<string, string | undefined>>
 
@@ -81,6 +82,8 @@ export interface AppConfig {
     readonly progress_interval: number
     readonly max_requests_per_minute: number
   }
+  /** The receiver of the service's webhooks (src/webhooks/); listen "off" by default. */
+  readonly webhooks: WebhooksSettings
 }
 
 /** Defaults of the keys that have one (config.example.toml documents each); [transfers]' are in transfersSettings.ts. */
@@ -159,6 +162,13 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
     apiKey = Option.some(Redacted.make(secret))
   }
 
+  const webhooks = yield* webhooksSettings(raw.webhooks, (path) => {
+    const absolute = resolvePath("webhooks.secret_file", path)
+    return Effect.map(readText(fs, absolute, "webhooks.secret_file"), (text) => ({ path: absolute, text }))
+  }).pipe(
+    Effect.mapError((e) => (e instanceof ConfigError ? e : configError(e.key, e.message, sourceOf(e.key, origins))))
+  )
+
   const config: AppConfig = {
     file,
     service: {
@@ -198,7 +208,8 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       device_name: raw.app_state?.device_name?.trim() || Os.hostname(),
       progress_interval: millisOr(raw.app_state?.progress_interval, DEFAULTS.progress_interval),
       max_requests_per_minute: raw.app_state?.max_requests_per_minute ?? DEFAULTS.max_requests_per_minute
-    }
+    },
+    webhooks
   }
   const unworkable = settingProblems(config).map((p) => ({ ...p, source: sourceOf(p.key, origins) }))
   if (unworkable.length > 0) return yield* new ConfigError({ problems: unworkable })
