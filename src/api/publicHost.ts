@@ -11,7 +11,10 @@ import { isIP } from "node:net"
 
 /** `host` as URL.hostname gives it (IPv6 in brackets or not, any case). */
 export const isPublicHost = (hostname: string): boolean => {
-  const host = hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase()
+  const host = hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase()
   const family = isIP(host)
   if (family === 4) {
     const [a = 0, b = 0] = host.split(".").map(Number)

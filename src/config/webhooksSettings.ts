@@ -78,7 +78,9 @@ export const webhooksSettings = <E>(
       raw.secret === undefined ? [] : Redacted.isRedacted(raw.secret) ? [raw.secret] : raw.secret
     if (raw.secret_file !== undefined) {
       if (raw.secret !== undefined) {
-        return yield* Effect.fail(problem("webhooks.secret_file", "set webhooks.secret or webhooks.secret_file, not both"))
+        return yield* Effect.fail(
+          problem("webhooks.secret_file", "set webhooks.secret or webhooks.secret_file, not both")
+        )
       }
       const file = yield* readSecretFile(raw.secret_file)
       const lines = file.text.split(/\r?\n/).map((line) => line.trim())

@@ -32,7 +32,7 @@
  */
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, type Redacted, Schema, Stream } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PollRequests } from "../engine/PollRequests.ts"
 import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "../server/ListenAddress.ts"

@@ -90,7 +90,11 @@ describe("request checks", () => {
       "https://dlsync.local/",
       "https://hooks.localhost/"
     ]) {
-      assert.strictEqual(checkWebhookUrl(local)?.message, "must name a public host (the service delivers from the Internet)", local)
+      assert.strictEqual(
+        checkWebhookUrl(local)?.message,
+        "must name a public host (the service delivers from the Internet)",
+        local
+      )
     }
     assert.isUndefined(checkWebhookUrl("https://203.0.113.9:8443/"))
     assert.isUndefined(checkWebhookUrl("https://dlsync.example.com/hooks"))
