@@ -96,6 +96,11 @@ export const effectiveView = (config: AppConfig) => {
         device_name: config.app_state.device_name,
         progress_interval: formatDuration(config.app_state.progress_interval),
         max_requests_per_minute: config.app_state.max_requests_per_minute
+      },
+      webhooks: {
+        listen: formatListen(config.webhooks.listen),
+        secret: config.webhooks.secrets.map(() => "<redacted>"),
+        public_url: config.webhooks.public_url
       }
     }
   }

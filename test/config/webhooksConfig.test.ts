@@ -4,6 +4,7 @@ import * as Path from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
+import { effectiveView } from "../../src/cli/config.ts"
 import type { ConfigError } from "../../src/config/ConfigError.ts"
 import { type Env, loadConfig } from "../../src/config/loadConfig.ts"
 import { downloadWebhookUrl } from "../../src/webhooks/downloadWebhookUrl.ts"
@@ -64,6 +65,12 @@ describe("[webhooks] configuration", () => {
 
       const fromEnv = yield* load(configFile(`listen = "127.0.0.1:8687"`), { DLSYNC_WEBHOOKS_SECRET: `${OLD},${NEW}` })
       assert.deepStrictEqual(secrets(fromEnv), [OLD, NEW])
+      // `config show` names the keys, never the secrets.
+      assert.deepStrictEqual(effectiveView(fromEnv).settings.webhooks, {
+        listen: "127.0.0.1:8687",
+        secret: ["<redacted>", "<redacted>"],
+        public_url: null
+      })
     })
   )
 
