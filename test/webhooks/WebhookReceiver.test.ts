@@ -15,6 +15,7 @@ import { PollRequests } from "../../src/engine/PollRequests.ts"
 import { Database } from "../../src/store/Database.ts"
 import { makeWebhookDeliveryTable } from "../../src/store/webhookDeliveryTable.ts"
 import { WebhookReceiver } from "../../src/webhooks/WebhookReceiver.ts"
+import { occupiedPort } from "../server/occupiedPort.ts"
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 const NEW_SECRET = "whsec_5u0wJCNVdD3yoHQ0SAZF2MU1+FN1DIa3d4zyUZ1GEUs="
@@ -345,18 +346,3 @@ const raw = (port: number, text: string, feed: (socket: Net.Socket) => void) =>
     socket.write(text, () => feed(socket))
     return Effect.sync(() => socket.destroy())
   })
-
-/** A port another socket holds for the rest of the test. */
-const occupiedPort = Effect.acquireRelease(
-  Effect.callback<Net.Server, Error>((resume) => {
-    const server = Net.createServer()
-    server.once("error", (error) => resume(Effect.fail(error)))
-    server.listen({ host: "127.0.0.1", port: 0 }, () => resume(Effect.succeed(server)))
-  }),
-  (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
-).pipe(
-  Effect.map((server) => {
-    const address = server.address()
-    return address !== null && typeof address === "object" ? address.port : assert.fail("no port")
-  })
-)
