@@ -13,9 +13,9 @@
  *   `listen`: nothing else verifies what is delivered there.
  */
 import { Effect, Redacted, Schema } from "effect"
-import { checkWebhookUrl } from "../api/requestChecks.ts"
+import { WEBHOOK_SECRET_EXPECTED, webhookKey } from "../domain/WebhookSecret.ts"
+import { webhookUrlProblem } from "../domain/webhookUrl.ts"
 import type { ListenSetting } from "../server/ListenAddress.ts"
-import { WEBHOOK_SECRET_EXPECTED, webhookKey } from "../webhooks/webhookSecret.ts"
 import type { sections } from "./fields.ts"
 
 export interface WebhooksSettings {
@@ -46,10 +46,10 @@ export const WebhookSecrets = Schema.Union([
   Schema.Array(WebhookSecret).pipe(Schema.check(Schema.isMinLength(1)))
 ])
 
-/** `public_url`: what the API client accepts as `webhook_url`. */
+/** `public_url`: what the spec accepts as `webhook_url`. */
 export const PublicHttpsUrl = Schema.String.pipe(
   Schema.check(
-    Schema.makeFilter((s: string) => checkWebhookUrl(s)?.message ?? true, {
+    Schema.makeFilter((s: string) => webhookUrlProblem(s) ?? true, {
       expected: "a public https URL"
     })
   )

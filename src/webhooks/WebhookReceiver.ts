@@ -34,13 +34,13 @@ import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Clock, Context, Duration, Effect, Layer, Option, type Redacted, Schema, Stream } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { webhookKeys } from "../domain/WebhookSecret.ts"
 import { PollRequests } from "../engine/PollRequests.ts"
 import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "../server/ListenAddress.ts"
 import { listenFailure } from "../server/listenFailure.ts"
 import { Database } from "../store/Database.ts"
 import { makeWebhookDeliveryTable } from "../store/webhookDeliveryTable.ts"
 import { TOLERANCE_SECONDS, verifyDelivery } from "./verifyDelivery.ts"
-import { webhookKeys } from "./webhookSecret.ts"
 
 export interface WebhookReceiverOptions {
   readonly listen: ListenSetting

@@ -14,13 +14,13 @@
  * - The signed message is the raw body bytes, never a re-encoding of them.
  * - `webhook-timestamp` is whole seconds in plain decimal digits ("1e9", " 123", "0x10",
  *   "1.5", "+1", "01" are malformed), checked before any HMAC is computed.
- * - Each `v1` signature is strict base64 (see webhookSecret.ts) and compared in constant
+ * - Each `v1` signature is strict base64 (see domain/WebhookSecret.ts) and compared in constant
  *   time on equal lengths; entries of other versions, or that do not decode, never match.
  *   Any matching entry under any key verifies (rotation on either side).
  * - A rejection's reason is fixed text: it never echoes a header, the body or a key.
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { strictBase64 } from "./webhookSecret.ts"
+import { strictBase64 } from "../domain/WebhookSecret.ts"
 
 /** The spec's receiver recommendation: five minutes either way. */
 export const TOLERANCE_SECONDS = 300

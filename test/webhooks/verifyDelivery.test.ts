@@ -7,8 +7,8 @@ import { createHmac, randomBytes } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import { Webhook } from "standardwebhooks"
+import { strictBase64, webhookKey } from "../../src/domain/WebhookSecret.ts"
 import { TOLERANCE_SECONDS, type Verdict, verifyDelivery } from "../../src/webhooks/verifyDelivery.ts"
-import { strictBase64, webhookKey } from "../../src/webhooks/webhookSecret.ts"
 
 const VECTOR = {
   secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",

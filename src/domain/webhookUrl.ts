@@ -1,6 +1,8 @@
 /**
- * Whether a URL's host can be reached from the public Internet, as a `webhook_url` must be
- * (the service delivers from its side, not from this network). Pure and syntactic: no DNS.
+ * The spec's rule for a `webhook_url`: an absolute https URL, without credentials, on a host
+ * the public Internet can reach (the service delivers from its side, not from this
+ * network). Pure and syntactic: no DNS. The API client checks it before POST /downloads
+ * (api/requestChecks.ts) and the configuration checks `webhooks.public_url` with it.
  *
  * Not public: loopback, private, link-local, carrier-grade NAT, multicast and reserved IPv4
  * ranges; IPv6 loopback, unspecified, unique-local, link-local and IPv4-mapped addresses;
@@ -9,7 +11,17 @@
  */
 import { isIP } from "node:net"
 
-/** `host` as URL.hostname gives it (IPv6 in brackets or not, any case). */
+/** Why `url` cannot be a `webhook_url`, or undefined when it can. */
+export const webhookUrlProblem = (url: string): string | undefined => {
+  if (!URL.canParse(url)) return "must be an absolute https URL"
+  const parsed = new URL(url)
+  if (parsed.protocol !== "https:") return "must use https"
+  if (parsed.username !== "" || parsed.password !== "") return "must not embed credentials"
+  if (!isPublicHost(parsed.hostname)) return "must name a public host (the service delivers from the Internet)"
+  return undefined
+}
+
+/** `hostname` as URL.hostname gives it (IPv6 in brackets or not, any case). */
 export const isPublicHost = (hostname: string): boolean => {
   const host = hostname
     .replace(/^\[|\]$/g, "")
