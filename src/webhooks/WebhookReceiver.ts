@@ -15,6 +15,11 @@
  *
  * Other methods: 405; other paths: 404.
  *
+ * An id is remembered for as long as a delivery carrying it could verify (its timestamp's
+ * tolerance window, plus DEDUP_MARGIN_SECONDS), so a captured delivery cannot be replayed.
+ * The service redelivering an event much later (it never saw our 2xx) signs it afresh and
+ * is acted on again: one more poll, which the feed makes harmless.
+ *
  * No Host check, unlike the status server (HostCheck.ts): behind a reverse proxy or a
  * tunnel every delivery carries the public name as Host, which the receiver cannot know
  * in advance. The check guards readable answers against DNS rebinding; here nothing is
