@@ -91,6 +91,7 @@ const EXIT_CODES = {
   SchemaTooNew: ExitCode.config,
   TokenStoreError: ExitCode.config,
   HealthServerError: ExitCode.config,
+  WebhookReceiverError: ExitCode.config,
   StoreDamaged: ExitCode.config,
   EmulatorStartError: ExitCode.temporary,
   InstanceLocked: ExitCode.temporary,

@@ -3,6 +3,7 @@
  * parameter at fault and why) or undefined. The service would refuse these anyway; saying
  * so locally names the parameter and spends no request, credit or rate budget.
  */
+import { webhookUrlProblem } from "../domain/webhookUrl.ts"
 
 export interface Problem {
   readonly field: string
@@ -95,16 +96,10 @@ export const checkClientId = (clientId: string): Problem | undefined =>
     ? undefined
     : { field: "client_id", message: "must be a UUID" }
 
-/** A webhook receiver: an absolute https URL without credentials. */
+/** A webhook receiver: the spec's `webhook_url` rule (domain/webhookUrl.ts). */
 export const checkWebhookUrl = (url: string | undefined): Problem | undefined => {
-  if (url === undefined) return undefined
-  if (!URL.canParse(url)) return { field: "webhook_url", message: "must be an absolute https URL" }
-  const parsed = new URL(url)
-  if (parsed.protocol !== "https:") return { field: "webhook_url", message: "must use https" }
-  if (parsed.username !== "" || parsed.password !== "") {
-    return { field: "webhook_url", message: "must not embed credentials" }
-  }
-  return undefined
+  const message = url === undefined ? undefined : webhookUrlProblem(url)
+  return message === undefined ? undefined : { field: "webhook_url", message }
 }
 
 /** A non-empty string parameter. */

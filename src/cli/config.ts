@@ -112,7 +112,12 @@ export const effectiveView = (config: AppConfig) => {
         path_map: config.sabnzbd.pathMap,
         categories: config.sabnzbd.categories
       },
-      blackhole: { watch: config.blackhole.watch ?? null }
+      blackhole: { watch: config.blackhole.watch ?? null },
+      webhooks: {
+        listen: formatListen(config.webhooks.listen),
+        secret: config.webhooks.secrets.map(() => "<redacted>"),
+        public_url: config.webhooks.public_url
+      }
     }
   }
 }

@@ -6,15 +6,16 @@
  * 75 service unreachable, its rate limit longer than a pass waits (ONCE_MAX_RATE_LIMIT_WAIT_MS),
  *    another instance holds the lock, the state dir's disk is full, or (--once) the mirror's
  *    disk has less room than transfers.min_free_space needs · 77 authentication ·
- * 78 configuration, an unmounted root, a damaged state database, or a `server.listen` the
- *    daemon cannot listen on ·
+ * 78 configuration, an unmounted root, a damaged state database, or a `server.listen` or
+ *    `webhooks.listen` the daemon cannot listen on ·
  * 64 usage.
  *
  * The daemon's graph, built in this order (each layer's build needs what is above it):
  *
- *   Metrics · Readiness · SdNotify (watchdog pings)
+ *   Metrics · Readiness · SdNotify (watchdog pings) · PollRequests
  *     └─► runLayer: instance lock ─► store ─► engine   (API requests observed by Metrics)
  *           └─► HealthServer on server.listen (StatusSource = the `status --json` document)
+ *               and WebhookReceiver on webhooks.listen (verified deliveries → PollRequests)
  *                 └─► runDaemon: READY=1 … STOPPING=1
  *
  * `--once` opens no port: it is the engine alone.
@@ -29,6 +30,7 @@ import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
 import { settingsFrom } from "../engine/EngineSettings.ts"
 import { runLayer } from "../engine/engineLayer.ts"
 import { count, describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
+import { pollRequestsLayer } from "../engine/PollRequests.ts"
 import { recordSignInEvent, signInState, statusDocument } from "../engine/statusDocument.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
@@ -39,6 +41,7 @@ import { Store } from "../store/Store.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
 import { rateLimitedLine } from "../transfer/progressView.ts"
+import { WebhookReceiver } from "../webhooks/WebhookReceiver.ts"
 import { commandConfig } from "./commandConfig.ts"
 
 export const runCommand = Command.make(
@@ -92,10 +95,16 @@ export const daemonLayer = (config: AppConfig) => {
   const server = HealthServer.layer({ listen: config.server.listen, allowedHosts: config.server.allowed_hosts }).pipe(
     Layer.provide(status)
   )
-  return server.pipe(
+  const webhooks = WebhookReceiver.layer({ listen: config.webhooks.listen, secrets: config.webhooks.secrets })
+  return Layer.merge(server, webhooks).pipe(
     Layer.provideMerge(runLayer(config, { waitForLogin: true }, { waitForSpace: true }).pipe(Layer.provide(observed))),
     Layer.provideMerge(
-      Layer.mergeAll(Metrics.layer, Readiness.layer({ feedMaxAge: feedMaxAge(config) }), SdNotify.layer)
+      Layer.mergeAll(
+        Metrics.layer,
+        Readiness.layer({ feedMaxAge: feedMaxAge(config) }),
+        SdNotify.layer,
+        pollRequestsLayer
+      )
     )
   )
 }

@@ -10,6 +10,7 @@ import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
 import { PathMapSetting } from "./pathMapSetting.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
+import { PublicHttpsUrl, WebhookSecrets } from "./webhooksSettings.ts"
 
 /** How an environment variable's text becomes a value for the key. */
 export type EnvKind = "string" | "integer" | "boolean" | "list"
@@ -108,6 +109,12 @@ export const sections = {
   },
   blackhole: {
     watch: field(Schema.optionalKey(NonEmpty), "string")
+  },
+  webhooks: {
+    listen: field(Schema.optionalKey(ListenSettingFromString), "string"),
+    secret: field(Schema.optionalKey(WebhookSecrets), "list", true),
+    secret_file: field(Schema.optionalKey(NonEmpty), "string"),
+    public_url: field(Schema.optionalKey(PublicHttpsUrl), "string")
   }
 } as const
 
@@ -141,5 +148,6 @@ export const ConfigSchema = Schema.Struct({
   app_state: Schema.optionalKey(sectionSchema(sections.app_state)),
   qbittorrent: Schema.optionalKey(sectionSchema(sections.qbittorrent)),
   sabnzbd: Schema.optionalKey(sectionSchema(sections.sabnzbd)),
-  blackhole: Schema.optionalKey(sectionSchema(sections.blackhole))
+  blackhole: Schema.optionalKey(sectionSchema(sections.blackhole)),
+  webhooks: Schema.optionalKey(sectionSchema(sections.webhooks))
 })

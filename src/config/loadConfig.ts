@@ -25,6 +25,7 @@ import { type SabnzbdSettings, sabnzbdSettings } from "./sabnzbdSettings.ts"
 import { readSecretFile } from "./secretFile.ts"
 import { settingProblems } from "./settingProblems.ts"
 import { TRANSFERS_DEFAULTS, type TransfersSettings } from "./transfersSettings.ts"
+import { type WebhooksSettings, webhooksSettings } from "./webhooksSettings.ts"
 
 export type Env = Readonly<Record<string, string | undefined>>
 
@@ -90,6 +91,8 @@ export interface AppConfig {
   readonly sabnzbd: SabnzbdSettings
   /** `[blackhole] watch`: the folder dropped releases are taken from (absolute), if any. */
   readonly blackhole: { readonly watch: string | undefined }
+  /** The receiver of the service's webhooks (src/webhooks/); listen "off" by default. */
+  readonly webhooks: WebhooksSettings
 }
 
 /** Defaults of the keys that have one (config.example.toml documents each); [transfers]' are in transfersSettings.ts. */
@@ -158,6 +161,12 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
   }
 
   const sabnzbd = yield* sabnzbdSettings(raw.sabnzbd, { readSecretFile: readSecret, problem })
+  const webhooks = yield* webhooksSettings(raw.webhooks, (path) => {
+    const absolute = resolvePath("webhooks.secret_file", path)
+    return Effect.map(readText(fs, absolute, "webhooks.secret_file"), (text) => ({ path: absolute, text }))
+  }).pipe(
+    Effect.mapError((e) => (e instanceof ConfigError ? e : configError(e.key, e.message, sourceOf(e.key, origins))))
+  )
 
   const config: AppConfig = {
     file,
@@ -203,7 +212,8 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
     sabnzbd,
     blackhole: {
       watch: raw.blackhole?.watch === undefined ? undefined : resolvePath("blackhole.watch", raw.blackhole.watch)
-    }
+    },
+    webhooks
   }
   const unworkable = settingProblems(config).map((p) => ({ ...p, source: sourceOf(p.key, origins) }))
   if (unworkable.length > 0) return yield* new ConfigError({ problems: unworkable })

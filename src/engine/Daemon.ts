@@ -11,6 +11,7 @@
  *                                   ▼
  *            wait ─┬─ poll interval (jittered)
  *                  ├─ SIGHUP / SIGUSR1 (poll now)
+ *                  ├─ a verified webhook delivery (PollRequests: poll now, the feed decides)
  *                  └─ a change under the root (chokidar, settled 2 s)
  *                         │
  *                         ▼
@@ -76,6 +77,7 @@ import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { type PollOutcome, runDaemonLoop, type Wake } from "./daemonLoop.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
+import { PollRequests } from "./PollRequests.ts"
 import { recordSignInEvent } from "./statusDocument.ts"
 import { DOWNLOAD_LINK_OPERATION } from "./TransferDownloads.ts"
 
@@ -117,6 +119,8 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
         for (const signal of POLL_SIGNALS) process.off(signal, onSignal)
       })
   )
+  const requests = yield* PollRequests
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(requests.next, Queue.offer(wake, "webhook"))))
   let localChanged = false
   yield* Effect.acquireRelease(
     Effect.sync(() => {

@@ -12,7 +12,7 @@
  *                         └─── the reconcile ends (a poll under way finishes first)
  *
  *   wait: until the next poll is due (the poll interval, jittered) or a wake comes (a poll
- *   signal, a change under the root); a poll that asks for a reconcile owes one.
+ *   signal, a change under the root, a webhook); a poll that asks for a reconcile owes one.
  *
  * Invariants:
  * - Polls run on this fiber only, one after the other: never two catch-ups at once. A poll
@@ -27,8 +27,11 @@
  */
 import { Clock, Effect, Fiber, Option, Queue } from "effect"
 
-/** What woke the daemon: the start, the poll timer, a poll signal, a change under the root. */
-export type Wake = "start" | "timer" | "signal" | "local"
+/**
+ * What woke the daemon: the start, the poll timer, a poll signal, a change under the root,
+ * a verified webhook delivery (PollRequests).
+ */
+export type Wake = "start" | "timer" | "signal" | "local" | "webhook"
 
 /**
  * What a poll found. `reconcile`: the catch-up succeeded and the root needs a reconcile (the

@@ -24,10 +24,11 @@
  */
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Duration, Effect, Layer, Predicate, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { allowedHosts, hostCheck } from "./HostCheck.ts"
 import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "./ListenAddress.ts"
+import { listenFailure } from "./listenFailure.ts"
 import { Metrics, PROMETHEUS_CONTENT_TYPE } from "./Metrics.ts"
 import { Readiness } from "./Readiness.ts"
 import { StatusSource } from "./StatusSource.ts"
@@ -192,20 +193,10 @@ const readOnly =
 
 const listenError = (address: ListenAddress, cause: unknown, key: string): HealthServerError => {
   const listen = formatListen(address)
-  const code = Predicate.hasProperty(cause, "code") && Predicate.isString(cause.code) ? cause.code : undefined
-  const why =
-    code === undefined ? (cause instanceof Error ? cause.message : String(cause)) : (LISTEN_ERRORS[code] ?? code)
+  const { code, why } = listenFailure(cause)
   return new HealthServerError({
     listen,
     code,
     message: `cannot listen on ${listen} (${key}): ${why}; choose another address or set it to "off"`
   })
-}
-
-const LISTEN_ERRORS: Readonly<Record<string, string>> = {
-  EADDRINUSE: "the address is already in use",
-  EACCES: "permission denied (ports below 1024 need privileges)",
-  EADDRNOTAVAIL: "the address does not belong to this host",
-  ENOTFOUND: "the host name does not resolve",
-  EAFNOSUPPORT: "this host does not support that address family"
 }

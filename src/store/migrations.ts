@@ -218,13 +218,27 @@ CREATE TABLE mirror_root (
 ) STRICT;
 `
 
+const V7_WEBHOOK_DELIVERIES = `
+-- webhook_deliveries: ids (\`webhook-id\`) of verified webhook deliveries the receiver has
+-- acted on, so a replay or a redelivery of one is dropped, across restarts too.
+-- Invariants: only ids of deliveries whose signature verified; \`keep_until\` (Unix seconds)
+-- is past the end of the tolerance window of the newest timestamp seen for the id, so a
+-- captured delivery is remembered for as long as it could verify; rows past it are pruned.
+CREATE TABLE webhook_deliveries (
+  id          TEXT PRIMARY KEY NOT NULL CHECK (id <> ''),
+  keep_until  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX webhook_deliveries_keep_until ON webhook_deliveries (keep_until);
+`
+
 export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, name: "initial schema", sql: V1_INITIAL },
   { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX },
   { version: 3, name: "live transfers", sql: V3_LIVE_TRANSFERS },
   { version: 4, name: "pass failures", sql: V4_PASS_FAILURES },
   { version: 5, name: "space waits", sql: V5_SPACE_WAITS },
-  { version: 6, name: "root case sensitivity", sql: V6_ROOT_CASE_SENSITIVITY }
+  { version: 6, name: "root case sensitivity", sql: V6_ROOT_CASE_SENSITIVITY },
+  { version: 7, name: "webhook deliveries", sql: V7_WEBHOOK_DELIVERIES }
 ]
 
 /** The schema version this binary writes. */

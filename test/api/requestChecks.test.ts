@@ -79,6 +79,25 @@ describe("request checks", () => {
     assert.isDefined(checkWebhookUrl("http://hooks.example/dl"))
     assert.isDefined(checkWebhookUrl("https://u:p@hooks.example/dl"))
     assert.isDefined(checkWebhookUrl("not a url"))
+    for (const local of [
+      "https://127.0.0.1/",
+      "https://10.1.2.3/hook",
+      "https://192.168.1.20:8443/",
+      "https://[::1]/",
+      "https://[fd00::1]/",
+      "https://nas/",
+      "https://nas.lan/",
+      "https://dlsync.local/",
+      "https://hooks.localhost/"
+    ]) {
+      assert.strictEqual(
+        checkWebhookUrl(local)?.message,
+        "must name a public host (the service delivers from the Internet)",
+        local
+      )
+    }
+    assert.isUndefined(checkWebhookUrl("https://203.0.113.9:8443/"))
+    assert.isUndefined(checkWebhookUrl("https://dlsync.example.com/hooks"))
   })
 })
 

@@ -9,6 +9,7 @@ import { DEFAULT_LISTEN_ADDRESS, type ListenAddress, type ListenSetting } from "
 import { Metrics } from "../../src/server/Metrics.ts"
 import { Readiness } from "../../src/server/Readiness.ts"
 import { StatusSource } from "../../src/server/StatusSource.ts"
+import { occupiedPort } from "./occupiedPort.ts"
 import { parsePrometheusText, sampleValue } from "./promText.ts"
 
 const LOOPBACK_ANY_PORT: ListenAddress = { host: "127.0.0.1", port: 0 }
@@ -377,18 +378,3 @@ const externalAddresses = (): ReadonlyArray<string> =>
     .flatMap((entries) => entries ?? [])
     .filter((entry) => !entry.internal && !entry.address.startsWith("fe80:"))
     .map((entry) => entry.address)
-
-/** A port another socket holds for the rest of the test. */
-const occupiedPort = Effect.acquireRelease(
-  Effect.callback<Net.Server, Error>((resume) => {
-    const server = Net.createServer()
-    server.once("error", (error) => resume(Effect.fail(error)))
-    server.listen({ host: "127.0.0.1", port: 0 }, () => resume(Effect.succeed(server)))
-  }),
-  (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
-).pipe(
-  Effect.map((server) => {
-    const address = server.address()
-    return address !== null && typeof address === "object" ? address.port : assert.fail("no port")
-  })
-)
