@@ -6,12 +6,14 @@
  * key added here is documented, overridable and validated in one move.
  */
 import { Record, Schema } from "effect"
+import { HOOK_EVENTS } from "../events/MirrorEvent.ts"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
+import { PathMapSetting } from "../paths/pathMap.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 
 /** How an environment variable's text becomes a value for the key. */
-export type EnvKind = "string" | "integer" | "boolean" | "list"
+export type EnvKind = "string" | "integer" | "boolean" | "list" | "json"
 
 export interface Field<S extends Schema.Top = Schema.Top> {
   readonly schema: S
@@ -90,6 +92,43 @@ export const sections = {
       Schema.optionalKey(PositiveInt.pipe(Schema.check(Schema.isLessThanOrEqualTo(1200)))),
       "integer"
     )
+  },
+  jellyfin: {
+    url: field(HttpUrl, "string"),
+    api_key: field(Schema.RedactedFromValue(NonEmpty), "string", true),
+    path_map: field(Schema.optionalKey(PathMapSetting), "json")
+  },
+  plex: {
+    url: field(HttpUrl, "string"),
+    token: field(Schema.RedactedFromValue(NonEmpty), "string", true),
+    path_map: field(Schema.optionalKey(PathMapSetting), "json")
+  }
+} as const
+
+const NotifyUrl = Schema.String.pipe(
+  Schema.check(
+    Schema.makeFilter((s: string) => /^(https?|ntfys?):\/\/[^/]/i.test(s) && URL.canParse(s), {
+      expected: "an http://, https:// or ntfy:// URL"
+    })
+  )
+)
+const HookEvent = Schema.Literals(HOOK_EVENTS)
+
+/**
+ * Sections that are arrays of tables (`[[hooks]]`): each entry has these keys. They have no
+ * environment overrides (an entry has no name to put in a variable).
+ */
+export const tableArrays = {
+  hooks: {
+    event: field(HookEvent, "string"),
+    command: field(Schema.Array(NonEmpty).pipe(Schema.check(Schema.isMinLength(1))), "list"),
+    timeout: field(Schema.optionalKey(HumanDuration), "string")
+  },
+  notify: {
+    url: field(Schema.RedactedFromValue(NotifyUrl), "string", true),
+    events: field(Schema.optionalKey(Schema.Array(HookEvent)), "list"),
+    level: field(Schema.optionalKey(Schema.Literals(["info", "warn", "error"])), "string"),
+    secret: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true)
   }
 } as const
 
@@ -100,15 +139,18 @@ export const sectionNames: ReadonlyArray<SectionName> = Record.keys(sections)
  * Whether `section.key` (or anything below it, such as `service.api_key.0`) holds a secret:
  * a field declared with `secret`. Error messages never echo such a value, whatever its type.
  */
-export const isSecretField = (path: ReadonlyArray<string>): boolean => secretFields.has(path.slice(0, 2).join("."))
+export const isSecretField = (path: ReadonlyArray<string>): boolean =>
+  secretFields.has((Object.hasOwn(tableArrays, path[0] ?? "") ? [path[0], path[2]] : path.slice(0, 2)).join("."))
 
-const secretFields: ReadonlySet<string> = new Set(
-  sectionNames.flatMap((section) =>
-    Object.entries(sections[section])
-      .filter(([, f]: [string, Field]) => f.secret === true)
-      .map(([key]) => `${section}.${key}`)
-  )
-)
+const secretsOf = (name: string, fields: Record<string, Field>) =>
+  Object.entries(fields)
+    .filter(([, f]) => f.secret === true)
+    .map(([key]) => `${name}.${key}`)
+
+const secretFields: ReadonlySet<string> = new Set([
+  ...sectionNames.flatMap((section) => secretsOf(section, sections[section])),
+  ...Object.entries(tableArrays).flatMap(([name, fields]) => secretsOf(name, fields))
+])
 /** The schema of one section, built from its fields. */
 const sectionSchema = <F extends Record<string, Field>>(fields: F) =>
   Schema.Struct(Record.map(fields, (f) => f.schema) as { [K in keyof F]: F[K]["schema"] })
@@ -120,5 +162,9 @@ export const ConfigSchema = Schema.Struct({
   transfers: Schema.optionalKey(sectionSchema(sections.transfers)),
   log: Schema.optionalKey(sectionSchema(sections.log)),
   server: Schema.optionalKey(sectionSchema(sections.server)),
-  app_state: Schema.optionalKey(sectionSchema(sections.app_state))
+  app_state: Schema.optionalKey(sectionSchema(sections.app_state)),
+  jellyfin: Schema.optionalKey(sectionSchema(sections.jellyfin)),
+  plex: Schema.optionalKey(sectionSchema(sections.plex)),
+  hooks: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.hooks))),
+  notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify)))
 })

@@ -153,7 +153,7 @@ export class TransferDownloads extends Context.Service<
 
       const one = (action: DownloadAction) =>
         Effect.tap(transfer(action), (outcome) =>
-          outcome._tag === "RateLimited" ? Effect.void : recordDownload(outcome).pipe(Effect.provide(context))
+          outcome._tag === "RateLimited" ? Effect.void : recordDownload(outcome, ops.root).pipe(Effect.provide(context))
         )
 
       const download = Effect.fn("TransferDownloads.download")(function* (downloads: ReadonlyArray<DownloadAction>) {

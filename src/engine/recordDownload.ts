@@ -2,12 +2,18 @@
  * The record step of a download: one call writes what the transfer step brought back into
  * the store and queues the file's app state (never waited on).
  *
- *   Landed ─► entry synced with the landed lstat ─► app state "complete"
- *   Failed ─► entry failed with the reason (+ event) ─► app state "failed"
+ *   Landed ─► entry synced with the landed lstat ─► app state "complete" ─► file_complete
+ *   Failed ─► entry failed with the reason (+ event) ─► app state "failed" ─► file_failed
+ *
+ * The mirror event (events/) is published after the store recorded the outcome: a consumer
+ * that reads the store on `file_complete` finds the file synced.
  */
+import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import type { WrittenStat } from "../domain/LocalEntry.ts"
+import { categoryOf, type FileFacts } from "../events/MirrorEvent.ts"
+import { publishEvent } from "../events/MirrorEvents.ts"
 import type { Store } from "../store/Store.ts"
 import { type DownloadAction, recordFailed, recordLanded } from "../sync/executor.ts"
 
@@ -16,10 +22,22 @@ export type DownloadOutcome =
   | { readonly _tag: "Landed"; readonly action: DownloadAction; readonly written: WrittenStat }
   | { readonly _tag: "Failed"; readonly action: DownloadAction; readonly reason: string }
 
-export const recordDownload = (outcome: DownloadOutcome): Effect.Effect<void, never, Store | FileProgress> =>
+/** Records one outcome; `root` is the mirror root, for the event's absolute path. */
+export const recordDownload = (
+  outcome: DownloadOutcome,
+  root: string
+): Effect.Effect<void, never, Store | FileProgress> =>
   Effect.gen(function* () {
     const { action } = outcome
     const progress = yield* FileProgress
+    const facts: FileFacts = {
+      path: action.path,
+      absolutePath: NodePath.join(root, action.path),
+      fileId: action.item.id,
+      size: action.item.size,
+      kind: action.item.kind,
+      category: categoryOf(action.path)
+    }
     if (outcome._tag === "Landed") {
       yield* recordLanded(action, outcome.written)
       yield* progress.report(action.item.id, {
@@ -28,6 +46,7 @@ export const recordDownload = (outcome: DownloadOutcome): Effect.Effect<void, ne
         size: action.item.size,
         path: action.path
       })
+      yield* publishEvent({ _tag: "file_complete", ...facts, size: outcome.written.size })
     } else {
       yield* recordFailed(action, outcome.reason)
       yield* progress.report(action.item.id, {
@@ -37,5 +56,6 @@ export const recordDownload = (outcome: DownloadOutcome): Effect.Effect<void, ne
         path: action.path,
         error: outcome.reason
       })
+      yield* publishEvent({ _tag: "file_failed", ...facts, reason: outcome.reason })
     }
   })
