@@ -8,6 +8,7 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Duration, type Redacted } from "effect"
 import type { EventLevel, HookEventName } from "../events/MirrorEvent.ts"
+import type { TargetType } from "../notify/notifyTarget.ts"
 import type { PathMap } from "../paths/pathMap.ts"
 import type { ConfigSchema } from "./fields.ts"
 import type { SettingProblem } from "./settingProblems.ts"
@@ -29,6 +30,8 @@ export interface HookSettings {
 
 export interface NotifySettings {
   readonly url: Redacted.Redacted<string>
+  /** Unset: told by the URL (notify/notifyTarget.ts). */
+  readonly type: TargetType | undefined
   readonly events: ReadonlyArray<HookEventName>
   readonly level: EventLevel
   readonly secret: Redacted.Redacted<string> | null
@@ -71,6 +74,7 @@ export const afterLandingSettings = (raw: Raw, resolve: (key: string, p: string)
   }),
   notify: (raw.notify ?? []).map((n) => ({
     url: n.url,
+    type: n.type,
     events: n.events ?? NOTIFY_EVENTS_DEFAULT,
     level: n.level ?? "info",
     secret: n.secret ?? null

@@ -126,6 +126,7 @@ export const tableArrays = {
   },
   notify: {
     url: field(Schema.RedactedFromValue(NotifyUrl), "string", true),
+    type: field(Schema.optionalKey(Schema.Literals(["webhook", "ntfy", "discord", "apprise"])), "string"),
     events: field(Schema.optionalKey(Schema.Array(HookEvent)), "list"),
     level: field(Schema.optionalKey(Schema.Literals(["info", "warn", "error"])), "string"),
     secret: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true)
