@@ -17,9 +17,9 @@
 import * as NodePath from "node:path"
 import { Cause, Duration, Effect, Fiber, Layer, PubSub, Queue } from "effect"
 import type { HookSettings } from "../config/afterLandingSettings.ts"
+import { formatDuration } from "../config/units.ts"
 import type { MirrorEvent } from "../events/MirrorEvent.ts"
 import { MirrorEvents } from "../events/MirrorEvents.ts"
-import { formatDuration } from "../config/units.ts"
 import { hookInput } from "./hookInput.ts"
 import { type HookOutcome, runHook } from "./runHook.ts"
 

@@ -32,17 +32,32 @@ export const notifyMessage = (events: ReadonlyArray<MirrorEvent>): NotifyMessage
   const failed = of("file_failed")
   if (failed.length > 0) {
     titles.push(`${files(failed.length)} failed`)
-    sections.push(listed(`${files(failed.length)} failed:`, failed.map((e) => `${e.path}: ${e.reason}`)))
+    sections.push(
+      listed(
+        `${files(failed.length)} failed:`,
+        failed.map((e) => `${e.path}: ${e.reason}`)
+      )
+    )
   }
   const landed = of("file_complete")
   if (landed.length > 0) {
     titles.push(`${files(landed.length)} downloaded`)
-    sections.push(listed(`${files(landed.length)} downloaded:`, landed.map((e) => e.path)))
+    sections.push(
+      listed(
+        `${files(landed.length)} downloaded:`,
+        landed.map((e) => e.path)
+      )
+    )
   }
   const downloads = of("download_complete")
   if (downloads.length > 0) {
     titles.push(`${downloads.length} download${downloads.length === 1 ? "" : "s"} complete`)
-    sections.push(listed("Downloads complete:", downloads.map((e) => e.downloadId)))
+    sections.push(
+      listed(
+        "Downloads complete:",
+        downloads.map((e) => e.downloadId)
+      )
+    )
   }
   const passes = of("pass_complete")
   const lastPass = passes.at(-1)

@@ -47,7 +47,10 @@ export const notificationAttempt = Effect.fnUntraced(function* (
       return post(json, JSON.stringify({ content }))
     }
     case "apprise":
-      return post(json, JSON.stringify({ title: message.title, body: message.body, type: APPRISE_TYPES[message.level] }))
+      return post(
+        json,
+        JSON.stringify({ title: message.title, body: message.body, type: APPRISE_TYPES[message.level] })
+      )
     case "webhook": {
       let id = "msg_"
       for (let i = 0; i < 4; i++) id += (yield* Random.nextIntBetween(0, 2 ** 30)).toString(36).padStart(6, "0")
