@@ -5,7 +5,7 @@ import type { MediaServerSettings } from "../../src/config/afterLandingSettings.
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
 import { mirrorEventsLayer, publishEvent } from "../../src/events/MirrorEvents.ts"
 import { DEBOUNCE_QUIET_MS, mediaRefreshLayer } from "../../src/mediaservers/MediaRefresh.ts"
-import { jellyfin, plex, type Recorded, standIn } from "../standins/recordingServer.ts"
+import { advanceUntil, jellyfin, plex, type Recorded, standIn } from "../standins/recordingServer.ts"
 
 const ROOT = "/mirror"
 const KEY = "jf-secret-key"
@@ -105,11 +105,7 @@ describe("media refresh: Jellyfin", () => {
         { jellyfin: server(jf.url, KEY), plex: null },
         Effect.gen(function* () {
           yield* publishEvent(landed("Movies/m.mkv"))
-          yield* TestClock.adjust(DEBOUNCE_QUIET_MS)
-          for (let n = 1; n <= 3; n++) {
-            yield* Effect.promise(() => jf.received(n))
-            yield* TestClock.adjust("1 minute")
-          }
+          yield* advanceUntil(() => jf.requests.length >= 3)
         }),
         logs
       )

@@ -8,7 +8,8 @@
  */
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect } from "effect"
+import { type Duration, Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { Webhook } from "standardwebhooks"
 
 export interface Recorded {
@@ -174,3 +175,17 @@ export const webhookReceiver =
       return { status: 400 }
     }
   }
+
+/**
+ * Advances the test clock in `step`s until `done()` holds, letting real I/O (the stand-ins'
+ * answers) progress between steps: for waits, such as a retry's backoff, that start only
+ * once an answer has come back.
+ */
+export const advanceUntil = (done: () => boolean, step: Duration.Input = "10 seconds") =>
+  Effect.gen(function* () {
+    for (let i = 0; !done(); i++) {
+      if (i > 10_000) return yield* Effect.die(new Error("advanceUntil: condition never held"))
+      yield* TestClock.adjust(step)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
+    }
+  })
