@@ -80,8 +80,14 @@ describe("after-landing configuration", () => {
       const error = yield* Effect.flip(load(file))
       const lines = error.message.split("\n")
       assert.strictEqual(lines.length, 2, error.message)
-      assert.match(lines[0]!, new RegExp(`^${file}:9: hooks\\.0\\.event: Expected "file_complete" \\| .*got "file_completed"`))
-      assert.match(lines[1]!, new RegExp(`^${file}:14: hooks\\.1\\.command: Expected a value with a length of at least 1`))
+      assert.match(
+        lines[0]!,
+        new RegExp(`^${file}:9: hooks\\.0\\.event: Expected "file_complete" \\| .*got "file_completed"`)
+      )
+      assert.match(
+        lines[1]!,
+        new RegExp(`^${file}:14: hooks\\.1\\.command: Expected a value with a length of at least 1`)
+      )
       // The schema passed: the programs are checked next, each at its line.
       const programs = yield* Effect.flip(
         load(
@@ -92,7 +98,10 @@ describe("after-landing configuration", () => {
       )
       const [onPath, relative] = programs.message.split("\n")
       assert.match(onPath!, /:10: hooks\.0\.command: no-such-program-here is not an executable file on PATH/)
-      assert.match(relative!, /:14: hooks\.1\.command: \/.*\/missing\.sh is not an executable file; give its absolute path/)
+      assert.match(
+        relative!,
+        /:14: hooks\.1\.command: \/.*\/missing\.sh is not an executable file; give its absolute path/
+      )
     })
   )
 

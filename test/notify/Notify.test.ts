@@ -40,9 +40,9 @@ const target = (url: string, extra: Partial<NotifySettings> = {}): NotifySetting
 })
 
 const withNotify = (targets: ReadonlyArray<NotifySettings>, body: Effect.Effect<void>, logs: Array<string> = []) =>
-  Effect.scoped(Effect.provide(body, Layer.fresh(notifyLayer(targets).pipe(Layer.provideMerge(mirrorEventsLayer))))).pipe(
-    Effect.provide(Logger.layer([Logger.make((o) => logs.push(Logger.formatLogFmt.log(o)))]))
-  )
+  Effect.scoped(
+    Effect.provide(body, Layer.fresh(notifyLayer(targets).pipe(Layer.provideMerge(mirrorEventsLayer))))
+  ).pipe(Effect.provide(Logger.layer([Logger.make((o) => logs.push(Logger.formatLogFmt.log(o)))])))
 
 /** 500 failed files, and as many that landed, over a minute. */
 const aBadPass = Effect.gen(function* () {
@@ -54,33 +54,39 @@ const aBadPass = Effect.gen(function* () {
 })
 
 describe("notify", () => {
-  it.effect("a generic webhook: a pass with 500 failures is one signed message the standardwebhooks library verifies", () =>
-    Effect.gen(function* () {
-      const verified: Array<unknown> = []
-      // The receiver verifies against the wall clock's five-minute tolerance: the test clock starts at now.
-      yield* TestClock.setTime(Date.now())
-      const receiver = yield* standIn(webhookReceiver(SECRET, verified))
-      yield* withNotify(
-        [target(`${receiver.url}/hooks/dlsync`, { secret: Redacted.make(SECRET) })],
-        Effect.gen(function* () {
-          yield* aBadPass
-          yield* TestClock.adjust(NOTIFY_QUIET_MS)
-          yield* Effect.promise(() => receiver.received(1))
-          yield* TestClock.adjust("10 minutes")
-        })
-      )
-      assert.strictEqual(receiver.requests.length, 1)
-      assert.strictEqual(verified.length, 1, "the signature verifies")
-      const payload = verified[0] as {
-        type: string
-        data: { counts: Record<string, number>; events: Array<{ _tag: string }>; omitted: number; title: string }
-      }
-      assert.strictEqual(payload.type, "dlsync.events")
-      assert.deepStrictEqual(payload.data.counts, { file_failed: 500 }, "files that landed are not notified by default")
-      assert.strictEqual(payload.data.events.length, 100)
-      assert.strictEqual(payload.data.omitted, 400)
-      assert.strictEqual(payload.data.title, "dlsync: 500 files failed")
-    })
+  it.effect(
+    "a generic webhook: a pass with 500 failures is one signed message the standardwebhooks library verifies",
+    () =>
+      Effect.gen(function* () {
+        const verified: Array<unknown> = []
+        // The receiver verifies against the wall clock's five-minute tolerance: the test clock starts at now.
+        yield* TestClock.setTime(Date.now())
+        const receiver = yield* standIn(webhookReceiver(SECRET, verified))
+        yield* withNotify(
+          [target(`${receiver.url}/hooks/dlsync`, { secret: Redacted.make(SECRET) })],
+          Effect.gen(function* () {
+            yield* aBadPass
+            yield* TestClock.adjust(NOTIFY_QUIET_MS)
+            yield* Effect.promise(() => receiver.received(1))
+            yield* TestClock.adjust("10 minutes")
+          })
+        )
+        assert.strictEqual(receiver.requests.length, 1)
+        assert.strictEqual(verified.length, 1, "the signature verifies")
+        const payload = verified[0] as {
+          type: string
+          data: { counts: Record<string, number>; events: Array<{ _tag: string }>; omitted: number; title: string }
+        }
+        assert.strictEqual(payload.type, "dlsync.events")
+        assert.deepStrictEqual(
+          payload.data.counts,
+          { file_failed: 500 },
+          "files that landed are not notified by default"
+        )
+        assert.strictEqual(payload.data.events.length, 100)
+        assert.strictEqual(payload.data.omitted, 400)
+        assert.strictEqual(payload.data.title, "dlsync: 500 files failed")
+      })
   )
 
   it.effect("a webhook that fails is retried with the same id, and a tampered secret does not verify", () =>
@@ -93,10 +99,7 @@ describe("notify", () => {
       const wrong: Array<unknown> = []
       const other = yield* standIn(webhookReceiver("whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", wrong))
       yield* withNotify(
-        [
-          target(receiver.url, { secret: Redacted.make(SECRET) }),
-          target(other.url, { secret: Redacted.make(SECRET) })
-        ],
+        [target(receiver.url, { secret: Redacted.make(SECRET) }), target(other.url, { secret: Redacted.make(SECRET) })],
         Effect.gen(function* () {
           yield* publishEvent(failed(1))
           yield* advanceUntil(() => receiver.requests.length >= 2 && other.requests.length >= DELIVERY_ATTEMPTS)

@@ -1,0 +1,81 @@
+/**
+ * `run --once` with a media server and a hook configured: the real CLI against the emulator,
+ * a Jellyfin stand-in (the documented `POST /Library/Media/Updated`) and a hook that writes its
+ * environment to a file. Each folder is refreshed once, the hook runs once per landed file
+ * with that file's facts, and both have happened when the command returns.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { jellyfin, startStandIn } from "../standins/recordingServer.ts"
+import { type Sandbox, sandbox, seedSmallLibrary } from "./harness.ts"
+
+let box: Sandbox | undefined
+let close: (() => Promise<void>) | undefined
+afterEach(async () => {
+  await close?.()
+  await box?.close()
+  box = undefined
+  close = undefined
+})
+
+const KEY = "jellyfin-api-key-123"
+
+describe("run --once: media refresh and hooks", { timeout: 120_000 }, () => {
+  it("refreshes each folder once and runs the hook once per landed file, with its facts", async () => {
+    box = await sandbox()
+    const ids = seedSmallLibrary(box.emu)
+    const server = await startStandIn(jellyfin(KEY))
+    close = server.close
+    const hookOut = Path.join(box.dir, "hook.jsonl")
+    const script =
+      'const e = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("DLSYNC_"))); ' +
+      'require("fs").appendFileSync(process.argv[1], JSON.stringify(e) + "\\n")'
+    const configFile = Path.join(box.dir, "config.toml")
+    Fs.writeFileSync(
+      configFile,
+      [
+        "[jellyfin]",
+        `url = "${server.url}"`,
+        `api_key = "${KEY}"`,
+        `path_map = [["${box.root}", "/media"]]`,
+        "",
+        "[[hooks]]",
+        'event = "file_complete"',
+        `command = [${JSON.stringify(process.execPath)}, "-e", ${JSON.stringify(script)}, ${JSON.stringify(hookOut)}]`,
+        'timeout = "20s"',
+        ""
+      ].join("\n")
+    )
+
+    const result = await box.run(["run", "--once", "--config", configFile])
+    assert.strictEqual(result.code, 0, result.stderr)
+
+    const folders = server.requests.flatMap((r) =>
+      (JSON.parse(r.body) as { Updates: Array<{ Path: string }> }).Updates.map((u) => u.Path)
+    )
+    assert.sameMembers(folders, ["/media/Movies", "/media/TV/Season 1", "/media/TV", "/media"], "each folder once")
+    assert.notInclude(result.stdout + result.stderr, KEY)
+
+    const runs = Fs.readFileSync(hookOut, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, string>)
+    const files = ["Movies/alpha.mkv", "Movies/beta.mkv", "Movies/beta.en.srt", "TV/Season 1/e01.mkv"]
+    files.push("TV/Season 1/e02.mkv", "TV/notes.txt", "readme.txt")
+    assert.sameMembers(
+      runs.map((e) => e.DLSYNC_RELATIVE_PATH),
+      files,
+      "once per landed file"
+    )
+    for (const env of runs) {
+      const rel = env.DLSYNC_RELATIVE_PATH ?? ""
+      assert.strictEqual(env.DLSYNC_EVENT, "file_complete")
+      assert.strictEqual(env.DLSYNC_PATH, Path.join(box.root, rel))
+      assert.strictEqual(env.DLSYNC_FILE_ID, ids.get(rel))
+      assert.strictEqual(env.DLSYNC_SIZE, String(Fs.statSync(Path.join(box.root, rel)).size))
+      assert.strictEqual(env.DLSYNC_CATEGORY, rel.includes("/") ? rel.split("/")[0] : "")
+      assert.isUndefined(env.DLSYNC_SERVICE_API_KEY, "dlsync's own settings stay out of the hook")
+    }
+  })
+})
