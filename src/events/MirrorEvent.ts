@@ -11,8 +11,9 @@
  * - deletion_held: the big-delete gate held a removal (newly, not at every pass it stays held).
  * - pass_complete: a reconcile ended; `changed` lists every path it created, replaced, moved
  *   or removed.
- * - download_complete: every file of one service download landed. Declared for consumers; not
- *   published yet: the store does not keep a remote item's `download_id`.
+ * - download_complete: the last file of one service download landed: every file the feed
+ *   reported with that `download_id` is synced on disk (a file outside the mirror's filters
+ *   never lands, so its download never completes here).
  */
 export type MirrorEvent =
   | FileComplete

@@ -207,12 +207,21 @@ const V5_SPACE_WAITS = `
 ALTER TABLE live_transfers ADD COLUMN waiting_for_space INTEGER NOT NULL DEFAULT 0 CHECK (waiting_for_space >= 0);
 `
 
+const V6_REMOTE_DOWNLOAD_ID = `
+-- remote_items.download_id: the service download a file came from (NULL: none, or a row the
+-- feed has not reported again since this column was added), so that dlsync knows when every
+-- file of one download has landed (the download_complete event).
+ALTER TABLE remote_items ADD COLUMN download_id TEXT;
+CREATE INDEX remote_items_download ON remote_items (download_id) WHERE download_id IS NOT NULL;
+`
+
 export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, name: "initial schema", sql: V1_INITIAL },
   { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX },
   { version: 3, name: "live transfers", sql: V3_LIVE_TRANSFERS },
   { version: 4, name: "pass failures", sql: V4_PASS_FAILURES },
-  { version: 5, name: "space waits", sql: V5_SPACE_WAITS }
+  { version: 5, name: "space waits", sql: V5_SPACE_WAITS },
+  { version: 6, name: "remote download ids", sql: V6_REMOTE_DOWNLOAD_ID }
 ]
 
 /** The schema version this binary writes. */

@@ -5,13 +5,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, PubSub } from "effect"
 import { FileProgress } from "../../src/appstate/FileProgress.ts"
+import { upsert } from "../../src/domain/RemoteItem.ts"
 import { recordDownload } from "../../src/engine/recordDownload.ts"
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
-import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
+import { MirrorEvents, mirrorEventsLayer } from "../../src/events/MirrorEvents.ts"
 import { Store } from "../../src/store/Store.ts"
 import type { DownloadAction } from "../../src/sync/executor.ts"
 import { storeLayer, tempDir } from "../store/helpers.ts"
-import { file } from "../sync/fixtures.ts"
+import { file, folder } from "../sync/fixtures.ts"
 
 const action = (path: string, id: string): DownloadAction => ({
   _tag: "Download",
@@ -74,3 +75,41 @@ describe("recordDownload → mirror events", () => {
     }).pipe(Effect.provide(storeLayer(tempDir())))
   )
 })
+
+describe("recordDownload → download_complete", () => {
+  it.effect("is published once, when the last file of a service download lands, not for a replaced file", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const release = folder("d", "Show", null, { downloadId: "dl_1" })
+      const e1 = file("e1", "e1.mkv", "d", { size: 7, downloadId: "dl_1" })
+      const e2 = file("e2", "e2.mkv", "d", { size: 7, downloadId: "dl_1" })
+      const other = file("o", "other.mkv", null, { size: 7, downloadId: "dl_2" })
+      yield* store.feed.applyPage({ changes: [release, e1, e2, other].map(upsert), nextCursor: null, hasMore: false })
+      const subscription = yield* (yield* MirrorEvents).subscribe
+      const completions = Effect.map(PubSub.takeUpTo(subscription, 100), (events) =>
+        events.filter((e) => e._tag === "download_complete")
+      )
+      const land = (item: typeof e1, path: string, replace: DownloadAction["replace"] = null) =>
+        recordDownload(
+          { _tag: "Landed", action: { _tag: "Download", item, path, replace, reason: "new" }, written: WRITTEN },
+          "/mirror"
+        )
+      yield* land(e1, "Show/e1.mkv")
+      assert.deepStrictEqual(yield* completions, [], "one file of two")
+      yield* land(e2, "Show/e2.mkv")
+      assert.deepStrictEqual(yield* completions, [
+        { _tag: "download_complete", downloadId: "dl_1", paths: ["Show/e1.mkv", "Show/e2.mkv"] }
+      ])
+      yield* land(e2, "Show/e2.mkv", { type: "file", size: 7, mtimeNs: 1n, ino: 42n })
+      assert.deepStrictEqual(yield* completions, [], "a new version of a file completes nothing again")
+    }).pipe(
+      Effect.provide([
+        storeLayer(tempDir()),
+        mirrorEventsLayer,
+        Layer.succeed(FileProgress, FileProgress.of({ report: () => Effect.void }))
+      ])
+    )
+  )
+})
+
+const WRITTEN = { size: 7, mtimeNs: 1n, ino: 42n }
