@@ -6,12 +6,13 @@
  */
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Duration, type Redacted } from "effect"
+import { Duration, Redacted } from "effect"
 import type { EventLevel, HookEventName } from "../events/MirrorEvent.ts"
-import type { TargetType } from "../notify/notifyTarget.ts"
+import { notifyTarget, type TargetType } from "../notify/notifyTarget.ts"
 import type { PathMap } from "../paths/pathMap.ts"
 import type { ConfigSchema } from "./fields.ts"
 import type { SettingProblem } from "./settingProblems.ts"
+import { formatDuration } from "./units.ts"
 
 export interface MediaServerSettings {
   readonly url: string
@@ -97,6 +98,29 @@ export const hookProblems = (hooks: ReadonlyArray<HookSettings>, pathVariable: s
       }
     ]
   })
+
+/** The printable form for `config check`: the sections configured, secrets redacted (a notification URL by its type and host). */
+export const afterLandingView = (settings: AfterLandingSettings) => {
+  const server = (s: MediaServerSettings | null, tokenKey: string) =>
+    s === null ? {} : { url: s.url, [tokenKey]: "<redacted>", path_map: s.path_map }
+  return {
+    ...(settings.jellyfin === null ? {} : { jellyfin: server(settings.jellyfin, "api_key") }),
+    ...(settings.plex === null ? {} : { plex: server(settings.plex, "token") }),
+    ...(settings.hooks.length === 0
+      ? {}
+      : { hooks: settings.hooks.map((h) => ({ ...h, timeout: formatDuration(h.timeout) })) }),
+    ...(settings.notify.length === 0
+      ? {}
+      : {
+          notify: settings.notify.map((n) => ({
+            url: `<redacted: ${notifyTarget(Redacted.value(n.url), n.type).name.replace(/^notify /, "")}>`,
+            events: n.events,
+            level: n.level,
+            secret: n.secret === null ? null : "<redacted>"
+          }))
+        })
+  }
+}
 
 const isExecutable = (file: string): boolean => {
   try {

@@ -8,6 +8,7 @@ import * as Path from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
+import { effectiveView } from "../../src/cli/config.ts"
 import { type Env, loadConfig } from "../../src/config/loadConfig.ts"
 
 const BASE = '[service]\nbase_url = "https://example.test/api/v1"\napi_key = "k"\n\n[mirror]\nroot = "/srv/media"\n\n'
@@ -54,6 +55,18 @@ describe("after-landing configuration", () => {
       assert.isNull(config.notify[0]?.secret)
       assert.deepStrictEqual(config.notify[1]?.events, ["file_complete"])
       assert.strictEqual(Redacted.value(config.notify[1]!.secret!), "whsec_abc")
+
+      // `config check` shows them, without a secret.
+      const view = effectiveView(config).settings
+      const shown = JSON.stringify(view)
+      for (const secret of ["jf-key", "plex-token", "my-topic", "whsec_abc"]) assert.notInclude(shown, secret)
+      assert.deepStrictEqual(view.notify?.[0], {
+        url: "<redacted: ntfy (ntfy.sh)>",
+        events: ["file_failed", "deletion_held"],
+        level: "info",
+        secret: null
+      })
+      assert.strictEqual(view.hooks?.[1]?.timeout, "2m")
     })
   )
 
