@@ -34,7 +34,7 @@ export const notifyLayer = (targets: ReadonlyArray<NotifySettings>): Layer.Layer
     const target = notifyTarget(Redacted.value(settings.url), settings.type)
     return batchEvents({
       select: (event: MirrorEvent) =>
-        (settings.events as ReadonlyArray<string>).includes(event._tag) && atLeast(levelOf(event), settings.level)
+        settings.events.some((name) => name === event._tag) && atLeast(levelOf(event), settings.level)
           ? event
           : undefined,
       quietMs: NOTIFY_QUIET_MS,
