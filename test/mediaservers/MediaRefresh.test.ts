@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import type { MediaServerSettings } from "../../src/config/afterLandingSettings.ts"
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
 import { mirrorEventsLayer, publishEvent } from "../../src/events/MirrorEvents.ts"
-import { DEBOUNCE_QUIET_MS, mediaRefreshLayer } from "../../src/mediaservers/MediaRefresh.ts"
+import { mediaRefreshLayer } from "../../src/mediaservers/MediaRefresh.ts"
 import { advanceUntil, jellyfin, plex, type Recorded, standIn } from "../standins/recordingServer.ts"
 
 const ROOT = "/mirror"
@@ -53,8 +53,7 @@ describe("media refresh: Jellyfin", () => {
             yield* TestClock.adjust("2 seconds")
           }
           assert.strictEqual(jf.requests.length, 0, "nothing while the burst goes on")
-          yield* TestClock.adjust(DEBOUNCE_QUIET_MS)
-          yield* Effect.promise(() => jf.received(1))
+          yield* advanceUntil(() => jf.requests.length >= 1)
           yield* TestClock.adjust("5 minutes")
         })
       )
@@ -76,8 +75,7 @@ describe("media refresh: Jellyfin", () => {
           yield* publishEvent({ _tag: "local_removed", path: "TV/S1/x.mkv", how: "trash" })
           yield* publishEvent(landed("Movies/New/b.mkv"))
           yield* publishEvent({ _tag: "local_removed", path: "TV/S1/y.mkv", how: "trash" })
-          yield* TestClock.adjust(DEBOUNCE_QUIET_MS)
-          yield* Effect.promise(() => jf.received(1))
+          yield* advanceUntil(() => jf.requests.length >= 1)
         })
       )
       assert.deepStrictEqual(updatesOf(jf.requests[0]!), [
@@ -133,8 +131,7 @@ describe("media refresh: Plex", () => {
           yield* publishEvent(landed("tv/Show/S1/e1.mkv"))
           yield* publishEvent(landed("tv/Show/S1/e2.mkv"))
           yield* publishEvent(landed("movies/Film (2001)/film.mkv"))
-          yield* TestClock.adjust(DEBOUNCE_QUIET_MS)
-          yield* Effect.promise(() => px.received(3))
+          yield* advanceUntil(() => px.requests.length >= 3)
         })
       )
       const seen = px.requests.map((r) => `${r.url.pathname} ${r.url.searchParams.get("path") ?? ""}`.trim())

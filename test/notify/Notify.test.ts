@@ -10,7 +10,7 @@ import type { NotifySettings } from "../../src/config/afterLandingSettings.ts"
 import { NOTIFY_EVENTS_DEFAULT } from "../../src/config/afterLandingSettings.ts"
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
 import { mirrorEventsLayer, publishEvent } from "../../src/events/MirrorEvents.ts"
-import { NOTIFY_QUIET_MS, notifyLayer } from "../../src/notify/Notify.ts"
+import { notifyLayer } from "../../src/notify/Notify.ts"
 import { notifyTarget } from "../../src/notify/notifyTarget.ts"
 import { DELIVERY_ATTEMPTS } from "../../src/outbound/retryDelivery.ts"
 import { advanceUntil, apprise, discord, ntfy, standIn, webhookReceiver } from "../standins/recordingServer.ts"
@@ -66,8 +66,7 @@ describe("notify", () => {
           [target(`${receiver.url}/hooks/dlsync`, { secret: Redacted.make(SECRET) })],
           Effect.gen(function* () {
             yield* aBadPass
-            yield* TestClock.adjust(NOTIFY_QUIET_MS)
-            yield* Effect.promise(() => receiver.received(1))
+            yield* advanceUntil(() => receiver.requests.length >= 1)
             yield* TestClock.adjust("10 minutes")
           })
         )
@@ -135,10 +134,7 @@ describe("notify", () => {
             paths: [],
             reason: "big delete"
           })
-          yield* TestClock.adjust(NOTIFY_QUIET_MS)
-          yield* Effect.promise(() =>
-            Promise.all([ntfyServer.received(1), discordServer.received(1), appriseServer.received(1)])
-          )
+          yield* advanceUntil(() => [ntfyServer, discordServer, appriseServer].every((s) => s.requests.length >= 1))
         })
       )
       assert.strictEqual(ntfyServer.requests.length, 1)
@@ -166,8 +162,7 @@ describe("notify", () => {
         Effect.gen(function* () {
           yield* publishEvent(landed(1))
           yield* publishEvent(failed(2))
-          yield* TestClock.adjust(NOTIFY_QUIET_MS)
-          yield* Effect.promise(() => server.received(1))
+          yield* advanceUntil(() => server.requests.length >= 1)
         })
       )
       const a = JSON.parse(server.requests[0]!.body) as { title: string }
