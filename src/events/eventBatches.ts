@@ -79,7 +79,9 @@ export const batchEvents = Effect.fnUntraced(function* <A, R>(
       const drained = yield* Effect.timeoutOption(Fiber.await(delivering), DRAIN_TIMEOUT)
       if (drained._tag === "None") {
         yield* Fiber.interrupt(delivering)
-        yield* Effect.logWarning("shutdown: undelivered refreshes or notifications dropped after waiting 20 s")
+        yield* Effect.logWarning(
+          `shutdown: refreshes or notifications not delivered within ${Duration.format(DRAIN_TIMEOUT)} were dropped`
+        )
       }
     })
   )

@@ -65,6 +65,27 @@ describe("media refresh: Jellyfin", () => {
     })
   )
 
+  it.effect("files that keep landing are still refreshed at least every DEBOUNCE_MAX_MS", () =>
+    Effect.gen(function* () {
+      const jf = yield* standIn(jellyfin(KEY))
+      yield* withRefresh(
+        { jellyfin: server(jf.url, KEY), plex: null },
+        Effect.gen(function* () {
+          // One file every 2 s for 130 s: never quiet for DEBOUNCE_QUIET_MS.
+          for (let t = 0; t < 130_000; t += 2_000) {
+            yield* publishEvent(landed(`Movies/m${t}.mkv`))
+            yield* TestClock.adjust("2 seconds")
+          }
+          yield* advanceUntil(() => jf.requests.length >= 3)
+          yield* TestClock.adjust("5 minutes")
+        })
+      )
+      assert.strictEqual(jf.requests.length, 3, "at 60 s, 120 s, and after the last file")
+      for (const r of jf.requests)
+        assert.deepStrictEqual(updatesOf(r), [{ Path: "/mirror/Movies", UpdateType: "Created" }])
+    })
+  )
+
   it.effect("a moved or trashed item sends its old folder too, each folder once", () =>
     Effect.gen(function* () {
       const jf = yield* standIn(jellyfin(KEY))
