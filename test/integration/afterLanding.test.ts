@@ -23,7 +23,7 @@ afterEach(async () => {
 const KEY = "jellyfin-api-key-123"
 
 describe("run --once: media refresh and hooks", { timeout: 120_000 }, () => {
-  it("refreshes each folder once and runs the hook once per landed file, with its facts", async () => {
+  it("refreshes each folder once; hooks run once per landed file with its facts, once per pass and per completed download", async () => {
     box = await sandbox()
     const ids = seedSmallLibrary(box.emu)
     const release = box.emu.control.addFolder({ name: "Release", parentId: null })
@@ -34,6 +34,10 @@ describe("run --once: media refresh and hooks", { timeout: 120_000 }, () => {
     close = server.close
     const hookOut = Path.join(box.dir, "hook.jsonl")
     const completeOut = Path.join(box.dir, "complete.jsonl")
+    const passOut = Path.join(box.dir, "pass.jsonl")
+    const stdinToFile =
+      'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => require("fs").appendFileSync(' +
+      'process.argv[1], s + "\\n"))'
     const withStdin =
       'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => require("fs").appendFileSync(' +
       'process.argv[1], JSON.stringify({ id: process.env.DLSYNC_DOWNLOAD_ID, paths: JSON.parse(s) }) + "\\n"))'
@@ -57,6 +61,10 @@ describe("run --once: media refresh and hooks", { timeout: 120_000 }, () => {
         "[[hooks]]",
         'event = "download_complete"',
         `command = [${JSON.stringify(process.execPath)}, "-e", ${JSON.stringify(withStdin)}, ${JSON.stringify(completeOut)}]`,
+        "",
+        "[[hooks]]",
+        'event = "pass_complete"',
+        `command = [${JSON.stringify(process.execPath)}, "-e", ${JSON.stringify(stdinToFile)}, ${JSON.stringify(passOut)}]`,
         ""
       ].join("\n")
     )
@@ -94,6 +102,14 @@ describe("run --once: media refresh and hooks", { timeout: 120_000 }, () => {
       assert.strictEqual(env.DLSYNC_CATEGORY, rel.includes("/") ? rel.split("/")[0] : "")
       assert.isUndefined(env.DLSYNC_SERVICE_API_KEY, "dlsync's own settings stay out of the hook")
     }
+    const passes = Fs.readFileSync(passOut, "utf8").trim().split("\n")
+    assert.strictEqual(passes.length, 1, "one pass")
+    const absolute = (rels: ReadonlyArray<string>) => rels.map((rel) => Path.join(box!.root, rel))
+    assert.sameMembers(
+      JSON.parse(passes[0]!) as Array<string>,
+      absolute([...files, "Movies", "TV", "TV/Season 1", "Release"]),
+      "pass_complete lists every path the pass created"
+    )
     const completed = Fs.readFileSync(completeOut, "utf8").trim().split("\n")
     assert.deepStrictEqual(
       completed.map((l) => JSON.parse(l)),
