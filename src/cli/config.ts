@@ -1,6 +1,7 @@
 import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ApiClient } from "../api/ApiClient.ts"
+import { afterLandingView } from "../config/afterLandingSettings.ts"
 import { ConfigError } from "../config/ConfigError.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { formatDuration, formatRate, formatSize, formatWindow } from "../config/units.ts"
@@ -47,8 +48,11 @@ const check = Command.make(
       yield* Console.log(`# service reached: signed in as ${account.value.name} <${account.value.email}>`)
     }
     for (const [section, values] of Object.entries(view.settings)) {
-      yield* Console.log(`\n[${section}]`)
-      for (const [key, value] of Object.entries(values)) yield* Console.log(`${key} = ${JSON.stringify(value)}`)
+      // An array of tables ([[hooks]], [[notify]]) prints one table per entry.
+      for (const table of Array.isArray(values) ? values : [values]) {
+        yield* Console.log(Array.isArray(values) ? `\n[[${section}]]` : `\n[${section}]`)
+        for (const [key, value] of Object.entries(table)) yield* Console.log(`${key} = ${JSON.stringify(value)}`)
+      }
     }
   })
 ).pipe(Command.withDescription("Validate the configuration and print the effective settings (secrets redacted)"))
@@ -117,7 +121,8 @@ export const effectiveView = (config: AppConfig) => {
         listen: formatListen(config.webhooks.listen),
         secret: config.webhooks.secrets.map(() => "<redacted>"),
         public_url: config.webhooks.public_url
-      }
+      },
+      ...afterLandingView(config)
     }
   }
 }

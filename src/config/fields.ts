@@ -6,6 +6,7 @@
  * key added here is documented, overridable and validated in one move.
  */
 import { Record, Schema } from "effect"
+import { HOOK_EVENTS } from "../events/MirrorEvent.ts"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
 import { PathMapSetting } from "./pathMapSetting.ts"
@@ -13,7 +14,7 @@ import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.
 import { PublicHttpsUrl, WebhookSecrets } from "./webhooksSettings.ts"
 
 /** How an environment variable's text becomes a value for the key. */
-export type EnvKind = "string" | "integer" | "boolean" | "list"
+export type EnvKind = "string" | "integer" | "boolean" | "list" | "json"
 
 export interface Field<S extends Schema.Top = Schema.Top> {
   readonly schema: S
@@ -98,13 +99,13 @@ export const sections = {
     username: field(Schema.optionalKey(NonEmpty), "string"),
     password: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true),
     password_file: field(Schema.optionalKey(NonEmpty), "string"),
-    path_map: field(Schema.optionalKey(PathMapSetting), "string")
+    path_map: field(Schema.optionalKey(PathMapSetting), "json")
   },
   sabnzbd: {
     listen: field(Schema.optionalKey(ListenSettingFromString), "string"),
     api_key: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true),
     api_key_file: field(Schema.optionalKey(NonEmpty), "string"),
-    path_map: field(Schema.optionalKey(PathMapSetting), "string"),
+    path_map: field(Schema.optionalKey(PathMapSetting), "json"),
     categories: field(Schema.optionalKey(Schema.Array(NonEmpty)), "list")
   },
   blackhole: {
@@ -115,6 +116,44 @@ export const sections = {
     secret: field(Schema.optionalKey(WebhookSecrets), "list", true),
     secret_file: field(Schema.optionalKey(NonEmpty), "string"),
     public_url: field(Schema.optionalKey(PublicHttpsUrl), "string")
+  },
+  jellyfin: {
+    url: field(HttpUrl, "string"),
+    api_key: field(Schema.RedactedFromValue(NonEmpty), "string", true),
+    path_map: field(Schema.optionalKey(PathMapSetting), "json")
+  },
+  plex: {
+    url: field(HttpUrl, "string"),
+    token: field(Schema.RedactedFromValue(NonEmpty), "string", true),
+    path_map: field(Schema.optionalKey(PathMapSetting), "json")
+  }
+} as const
+
+const NotifyUrl = Schema.String.pipe(
+  Schema.check(
+    Schema.makeFilter((s: string) => /^(https?|ntfys?):\/\/[^/]/i.test(s) && URL.canParse(s), {
+      expected: "an http://, https:// or ntfy:// URL"
+    })
+  )
+)
+const HookEvent = Schema.Literals(HOOK_EVENTS)
+
+/**
+ * Sections that are arrays of tables (`[[hooks]]`): each entry has these keys. They have no
+ * environment overrides (an entry has no name to put in a variable).
+ */
+export const tableArrays = {
+  hooks: {
+    event: field(HookEvent, "string"),
+    command: field(Schema.Array(NonEmpty).pipe(Schema.check(Schema.isMinLength(1))), "list"),
+    timeout: field(Schema.optionalKey(HumanDuration), "string")
+  },
+  notify: {
+    url: field(Schema.RedactedFromValue(NotifyUrl), "string", true),
+    type: field(Schema.optionalKey(Schema.Literals(["webhook", "ntfy", "discord", "apprise"])), "string"),
+    events: field(Schema.optionalKey(Schema.Array(HookEvent)), "list"),
+    level: field(Schema.optionalKey(Schema.Literals(["info", "warn", "error"])), "string"),
+    secret: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true)
   }
 } as const
 
@@ -125,15 +164,18 @@ export const sectionNames: ReadonlyArray<SectionName> = Record.keys(sections)
  * Whether `section.key` (or anything below it, such as `service.api_key.0`) holds a secret:
  * a field declared with `secret`. Error messages never echo such a value, whatever its type.
  */
-export const isSecretField = (path: ReadonlyArray<string>): boolean => secretFields.has(path.slice(0, 2).join("."))
+export const isSecretField = (path: ReadonlyArray<string>): boolean =>
+  secretFields.has((Object.hasOwn(tableArrays, path[0] ?? "") ? [path[0], path[2]] : path.slice(0, 2)).join("."))
 
-const secretFields: ReadonlySet<string> = new Set(
-  sectionNames.flatMap((section) =>
-    Object.entries(sections[section])
-      .filter(([, f]: [string, Field]) => f.secret === true)
-      .map(([key]) => `${section}.${key}`)
-  )
-)
+const secretsOf = (name: string, fields: Record<string, Field>) =>
+  Object.entries(fields)
+    .filter(([, f]) => f.secret === true)
+    .map(([key]) => `${name}.${key}`)
+
+const secretFields: ReadonlySet<string> = new Set([
+  ...sectionNames.flatMap((section) => secretsOf(section, sections[section])),
+  ...Object.entries(tableArrays).flatMap(([name, fields]) => secretsOf(name, fields))
+])
 /** The schema of one section, built from its fields. */
 const sectionSchema = <F extends Record<string, Field>>(fields: F) =>
   Schema.Struct(Record.map(fields, (f) => f.schema) as { [K in keyof F]: F[K]["schema"] })
@@ -149,5 +191,9 @@ export const ConfigSchema = Schema.Struct({
   qbittorrent: Schema.optionalKey(sectionSchema(sections.qbittorrent)),
   sabnzbd: Schema.optionalKey(sectionSchema(sections.sabnzbd)),
   blackhole: Schema.optionalKey(sectionSchema(sections.blackhole)),
-  webhooks: Schema.optionalKey(sectionSchema(sections.webhooks))
+  webhooks: Schema.optionalKey(sectionSchema(sections.webhooks)),
+  jellyfin: Schema.optionalKey(sectionSchema(sections.jellyfin)),
+  plex: Schema.optionalKey(sectionSchema(sections.plex)),
+  hooks: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.hooks))),
+  notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify)))
 })

@@ -10,6 +10,7 @@ import { Duration, Effect, FileSystem, Option, Predicate, type Redacted, Schema,
 import { parse as parseToml, TomlError } from "smol-toml"
 import type { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { DEFAULT_LISTEN_ADDRESS, type ListenSetting } from "../server/ListenAddress.ts"
+import { type AfterLandingSettings, afterLandingSettings, hookProblems } from "./afterLandingSettings.ts"
 import { ConfigError, type ConfigProblem, configError } from "./ConfigError.ts"
 import {
   ConfigSchema,
@@ -30,7 +31,7 @@ import { type WebhooksSettings, webhooksSettings } from "./webhooksSettings.ts"
 export type Env = Readonly<Record<string, string | undefined>>
 
 /** The decoded configuration, with defaults applied and paths made absolute. */
-export interface AppConfig {
+export interface AppConfig extends AfterLandingSettings {
   /** The file it was read from, if any (configuration may come from the environment alone). */
   readonly file: string | undefined
   readonly service: {
@@ -213,9 +214,13 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
     blackhole: {
       watch: raw.blackhole?.watch === undefined ? undefined : resolvePath("blackhole.watch", raw.blackhole.watch)
     },
-    webhooks
+    webhooks,
+    ...afterLandingSettings(raw, resolvePath)
   }
-  const unworkable = settingProblems(config).map((p) => ({ ...p, source: sourceOf(p.key, origins) }))
+  const unworkable = [...settingProblems(config), ...hookProblems(config.hooks, options.env.PATH ?? "")].map((p) => ({
+    ...p,
+    source: sourceOf(p.key, origins)
+  }))
   if (unworkable.length > 0) return yield* new ConfigError({ problems: unworkable })
   return config
 })
@@ -348,6 +353,12 @@ const parseEnvValue = (raw: string, kind: EnvKind): unknown => {
         .split(/[,\s]+/)
         .map((s) => s.trim())
         .filter((s) => s !== "")
+    case "json":
+      try {
+        return JSON.parse(raw)
+      } catch {
+        return undefined
+      }
   }
 }
 
@@ -359,16 +370,28 @@ const sourceOf = (key: string, origins: Origins): string => {
   return line === undefined ? origins.file : `${origins.file}:${line}`
 }
 
-/** The 1-based line of `key = …` inside `[section]` of a TOML text, if it is there. */
+/**
+ * The 1-based line of `key = …` inside `[section]` of a TOML text, if it is there; for an
+ * array of tables, `section.N.key` is the key inside the N-th (from 0) `[[section]]`.
+ */
 export const findLine = (text: string, dotted: string): number | undefined => {
-  const [section, key] = dotted.split(".")
+  const parts = dotted.split(".")
+  const entry = parts.length >= 2 && /^\d+$/.test(parts[1]!) ? Number(parts[1]) : undefined
+  const section = entry === undefined ? parts[0] : `${parts[0]}#${entry}`
+  const key = entry === undefined ? parts[1] : parts[2]
   const lines = text.split("\n")
+  const seen = new Map<string, number>()
   let current = ""
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim()
-    const header = /^\[\s*([^\]\s]+)\s*\]/.exec(line)
+    const header = /^\[(\[?)\s*([^\]\s]+)\s*\]/.exec(line)
     if (header) {
-      current = header[1]!.replace(/"/g, "")
+      current = header[2]!.replace(/"/g, "")
+      if (header[1] === "[") {
+        const n = seen.get(current) ?? 0
+        seen.set(current, n + 1)
+        current = `${current}#${n}`
+      }
       if (key === undefined && current === section) return i + 1
       continue
     }

@@ -2,7 +2,7 @@
  * A `path_map` key (the qBittorrent and SABnzbd surfaces, the media servers): how local paths
  * read for a program that mounts the same folders elsewhere, as pairs
  * `[["/local/prefix", "/prefix/the/app/sees"], …]`; from the environment, the same as JSON
- * text. Applied by paths/pathMap.ts.
+ * text (env kind "json" in fields.ts). Applied by paths/pathMap.ts.
  */
 import { Schema } from "effect"
 
@@ -14,6 +14,4 @@ const PathPrefix = Schema.String.pipe(
     })
   )
 )
-const PathMapPairs = Schema.Array(Schema.Tuple([PathPrefix, PathPrefix]))
-
-export const PathMapSetting = Schema.Union([PathMapPairs, Schema.fromJsonString(PathMapPairs)])
+export const PathMapSetting = Schema.Array(Schema.Tuple([PathPrefix, PathPrefix]))

@@ -23,7 +23,9 @@ export const RemoteItem = Schema.Struct({
   locked: Schema.Boolean,
   updatedAt: Schema.String,
   createdAt: Schema.String,
-  expiresAt: Schema.NullOr(Schema.String)
+  expiresAt: Schema.NullOr(Schema.String),
+  /** The service download the file came from; absent when none (or not reported yet). */
+  downloadId: Schema.optionalKey(Schema.String)
 })
 export type RemoteItem = typeof RemoteItem.Type
 

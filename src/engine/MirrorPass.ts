@@ -7,6 +7,7 @@
  *   (pages → store)       checkRoot · case probe · recover     transfer engine (lands in place)
  *                         · scan · plan · local actions        ─► recordDownload (store + app state)
  *                                   └──────────► one summary event per pass ◄─────────┘
+ *                                                 + pass_complete (events/) with the changed paths
  *
  * Invariants:
  * - The root is checked before anything is read or created in it (RootUnavailable when it
@@ -25,7 +26,9 @@
 import { Context, DateTime, Effect, Layer, Semaphore } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
+import { publishEvent } from "../events/MirrorEvents.ts"
 import { type PassFailure, Store } from "../store/Store.ts"
+import type { Outcome } from "../sync/executor.ts"
 import type { LocalOpError, LocalOps, RootUnavailable } from "../sync/localOps.ts"
 import { runPass } from "../sync/pass.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
@@ -210,6 +213,16 @@ export class MirrorPass extends Context.Service<
           path: null,
           remoteId: null
         })
+        const failedPaths = new Set(drained.failed.map((f) => f.path))
+        yield* publishEvent({
+          _tag: "pass_complete",
+          changed: [
+            ...changedPaths(pass.execution.outcomes),
+            ...queued.filter((d) => !failedPaths.has(d.path)).map((d) => d.path)
+          ],
+          downloaded: drained.landed,
+          failed: failures.length
+        })
         return report
       })
 
@@ -264,6 +277,25 @@ const SKIP_WORDS: Readonly<Record<string, string>> = {
 }
 
 // ---------------------------------------------------------------------------------------
+
+/** The paths a pass's local actions created, moved or removed (both ends of a move). */
+const changedPaths = (outcomes: ReadonlyArray<Outcome>): Array<string> =>
+  outcomes.flatMap((o): Array<string> => {
+    if (o.result !== "done") return []
+    const a = o.action
+    switch (a._tag) {
+      case "Mkdir":
+      case "Trash":
+      case "Delete":
+      case "RemoveFolder":
+        return [a.path]
+      case "Rename":
+      case "ConflictCopy":
+        return [a.from, a.to]
+      default:
+        return []
+    }
+  })
 
 const remoteIdOf = (action: Action): string | null =>
   action._tag === "HoldDeletes" ? null : "remoteId" in action ? action.remoteId : action.item.id

@@ -23,7 +23,7 @@
  */
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Semaphore } from "effect"
 import { ApiError, RateLimited } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { looksLanded } from "../domain/LocalEntry.ts"
@@ -151,9 +151,14 @@ export class TransferDownloads extends Context.Service<
         }
       })
 
+      // One record step at a time: whether a file completes its service download is read
+      // right after it is recorded, and two files must not both see themselves as the last.
+      const recording = yield* Semaphore.make(1)
       const one = (action: DownloadAction) =>
         Effect.tap(transfer(action), (outcome) =>
-          outcome._tag === "RateLimited" ? Effect.void : recordDownload(outcome).pipe(Effect.provide(context))
+          outcome._tag === "RateLimited"
+            ? Effect.void
+            : recordDownload(outcome, ops.root).pipe(Effect.provide(context), Semaphore.withPermit(recording))
         )
 
       const download = Effect.fn("TransferDownloads.download")(function* (downloads: ReadonlyArray<DownloadAction>) {

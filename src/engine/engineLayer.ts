@@ -8,6 +8,7 @@
  *   AuthStatus + ApiClient + Database ─► app state (appstate/mirrorAppState.ts: writer,
  *                       outbox, device record) ─► FileProgress ─► TransferDownloads, MirrorPass
  *   ProgressTracker + Store ─► liveTransfersPublisher (the transfers under way, for `status`)
+ *   MirrorEvents (events/) ─► media refresh · hooks · notifications, each when configured
  *
  * `runLayer` adds the instance lock (one dlsync per state dir), taken before the database
  * is opened; `storeLayer` is the store alone, for `status` and `restore`.
@@ -23,6 +24,10 @@ import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
 import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
+import { mirrorEventsLayer } from "../events/MirrorEvents.ts"
+import { hooksLayer } from "../hooks/Hooks.ts"
+import { mediaRefreshLayer } from "../mediaservers/MediaRefresh.ts"
+import { notifyLayer } from "../notify/Notify.ts"
 import { Database, type OpenFailure } from "../store/Database.ts"
 import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
 import { Store } from "../store/Store.ts"
@@ -153,6 +158,16 @@ export const runLayer = (
     Layer.provide(api),
     Layer.provideMerge(storeLayer(config))
   )
+  // What happened in the mirror, to those who asked to know.
+  const afterLanding = Layer.mergeAll(
+    mediaRefreshLayer(config.mirror.root, config),
+    hooksLayer(config.mirror.root, config.hooks, process.env),
+    notifyLayer(config.notify)
+  )
   // The lock is taken before the database is opened, and released after it is closed.
-  return engine.pipe(Layer.provide(InstanceLock.layer(config.mirror.state_dir)))
+  return engine.pipe(
+    Layer.merge(afterLanding),
+    Layer.provideMerge(mirrorEventsLayer),
+    Layer.provide(InstanceLock.layer(config.mirror.state_dir))
+  )
 }

@@ -75,6 +75,8 @@ export interface FeedTables {
     readonly all: Effect.Effect<ReadonlyArray<RemoteItem>>
     readonly get: (id: FileId) => Effect.Effect<Option.Option<RemoteItem>>
     readonly count: Effect.Effect<number>
+    /** The files the feed reported with this `download_id`. */
+    readonly filesOfDownload: (downloadId: string) => Effect.Effect<ReadonlyArray<RemoteItem>>
   }
 }
 
@@ -98,18 +100,19 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
     setPoll: db.prepare("UPDATE feed_state SET last_poll_at = ? WHERE id = 1"),
     // Positional parameters: binding by name looks each one up on a row object built per item.
     upsertItem: db.prepare(
-      `INSERT INTO remote_items (id, parent_id, name, type, kind, size_bytes, mime_type, locked, updated_at, created_at, expires_at, generation)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO remote_items (id, parent_id, name, type, kind, size_bytes, mime_type, locked, updated_at, created_at, expires_at, generation, download_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, name = excluded.name, type = excluded.type,
          kind = excluded.kind, size_bytes = excluded.size_bytes, mime_type = excluded.mime_type, locked = excluded.locked,
          updated_at = excluded.updated_at, created_at = excluded.created_at, expires_at = excluded.expires_at,
-         generation = excluded.generation`
+         generation = excluded.generation, download_id = excluded.download_id`
     ),
     deleteItem: db.prepare("DELETE FROM remote_items WHERE id = ?"),
     deleteUnlisted: db.prepare("DELETE FROM remote_items WHERE generation < ?"),
     allItems: db.prepare("SELECT * FROM remote_items ORDER BY id"),
     getItem: db.prepare("SELECT * FROM remote_items WHERE id = ?"),
-    countItems: db.prepare("SELECT count(*) AS n FROM remote_items")
+    countItems: db.prepare("SELECT count(*) AS n FROM remote_items"),
+    filesOfDownload: db.prepare("SELECT * FROM remote_items WHERE download_id = ? AND type = 'file' ORDER BY id")
   }
 
   const readFeed = (): FeedState => decodeFeed(q.feed.get())
@@ -186,7 +189,8 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
           item.updatedAt,
           item.createdAt,
           item.expiresAt,
-          generation
+          generation,
+          item.downloadId ?? null
         )
         upserted++
         watermark.see(item.updatedAt)
@@ -224,7 +228,9 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
     remote: {
       all: Effect.sync(() => q.allItems.all().map((raw) => decodeItem(raw))),
       get: (id) => Effect.sync(() => Option.map(Option.fromNullishOr(q.getItem.get(id)), decodeItem)),
-      count: Effect.sync(() => decodeCount(q.countItems.get()))
+      count: Effect.sync(() => decodeCount(q.countItems.get())),
+      filesOfDownload: (downloadId) =>
+        Effect.sync(() => q.filesOfDownload.all(downloadId).map((raw) => decodeItem(raw)))
     }
   }
 }
@@ -276,7 +282,8 @@ const RemoteItemRow = rowTo<RemoteItem>()(
     locked: Schema.BooleanFromBit,
     updated_at: RemoteItem.fields.updatedAt,
     created_at: RemoteItem.fields.createdAt,
-    expires_at: RemoteItem.fields.expiresAt
+    expires_at: RemoteItem.fields.expiresAt,
+    download_id: Schema.NullOr(Schema.String)
   }),
   {
     decode: (row) => ({
@@ -290,7 +297,8 @@ const RemoteItemRow = rowTo<RemoteItem>()(
       locked: row.locked,
       updatedAt: row.updated_at,
       createdAt: row.created_at,
-      expiresAt: row.expires_at
+      expiresAt: row.expires_at,
+      ...(row.download_id === null ? {} : { downloadId: row.download_id })
     }),
     encode: (item) => ({
       id: item.id,
@@ -303,7 +311,8 @@ const RemoteItemRow = rowTo<RemoteItem>()(
       locked: item.locked,
       updated_at: item.updatedAt,
       created_at: item.createdAt,
-      expires_at: item.expiresAt
+      expires_at: item.expiresAt,
+      download_id: item.downloadId ?? null
     })
   }
 )

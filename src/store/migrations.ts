@@ -231,6 +231,14 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_keep_until ON webhook_deliveries (keep_until);
 `
 
+const V8_REMOTE_DOWNLOAD_ID = `
+-- remote_items.download_id: the service download a file came from (NULL: none, or a row the
+-- feed has not reported again since this column was added), so that dlsync knows when every
+-- file of one download has landed (the download_complete event).
+ALTER TABLE remote_items ADD COLUMN download_id TEXT;
+CREATE INDEX remote_items_download ON remote_items (download_id) WHERE download_id IS NOT NULL;
+`
+
 export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, name: "initial schema", sql: V1_INITIAL },
   { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX },
@@ -238,7 +246,8 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 4, name: "pass failures", sql: V4_PASS_FAILURES },
   { version: 5, name: "space waits", sql: V5_SPACE_WAITS },
   { version: 6, name: "root case sensitivity", sql: V6_ROOT_CASE_SENSITIVITY },
-  { version: 7, name: "webhook deliveries", sql: V7_WEBHOOK_DELIVERIES }
+  { version: 7, name: "webhook deliveries", sql: V7_WEBHOOK_DELIVERIES },
+  { version: 8, name: "remote download ids", sql: V8_REMOTE_DOWNLOAD_ID }
 ]
 
 /** The schema version this binary writes. */

@@ -6,6 +6,8 @@
  *   plan ─► executePlan ─┬─► LocalOps (mkdir, rename, conflict copy, trash, delete, rmdir)
  *                        ├─► Store (entries, markers, held deletes, events; a download's
  *                        │   entry marked pending)
+ *                        ├─► mirror events (events/): local_moved, local_removed, deletion_held,
+ *                        │   each after the store recorded it
  *                        └─► report.downloads
  *
  * Invariants:
@@ -31,6 +33,7 @@ import {
   type WrittenStat
 } from "../domain/LocalEntry.ts"
 import type { RemoteItem } from "../domain/RemoteItem.ts"
+import { publishEvent } from "../events/MirrorEvents.ts"
 import { type PendingOp, Store } from "../store/Store.ts"
 import { type LocalOpError, LocalOps, type RootUnavailable } from "./localOps.ts"
 import { type Action, type ActionTag, MOVING_DIR } from "./planner.ts"
@@ -167,6 +170,7 @@ const perform = Effect.fnUntraced(function* (
       if (action.item !== null) yield* refresh(action.to, action.item, "moved")
       yield* store.pendingOp.clear
       yield* log(`${action.from} → ${action.to}: ${action.reason}`, action.to)
+      yield* publishEvent({ _tag: "local_moved", from: action.from, to: action.to })
       return done
     }
     case "ConflictCopy": {
@@ -175,6 +179,7 @@ const perform = Effect.fnUntraced(function* (
       yield* store.local.remove(action.from)
       yield* store.pendingOp.clear
       yield* log(`kept your version as ${action.to}: ${action.reason}`, action.from)
+      yield* publishEvent({ _tag: "local_moved", from: action.from, to: action.to })
       return done
     }
     case "Trash": {
@@ -183,6 +188,7 @@ const perform = Effect.fnUntraced(function* (
       yield* store.local.remove(action.path)
       yield* store.pendingOp.clear
       yield* log(`moved to ${to}: ${action.reason}`, action.path)
+      yield* publishEvent({ _tag: "local_removed", path: action.path, how: "trash" })
       return done
     }
     case "Delete": {
@@ -191,6 +197,7 @@ const perform = Effect.fnUntraced(function* (
       yield* store.local.remove(action.path)
       yield* store.pendingOp.clear
       yield* log(`deleted: ${action.reason}`, action.path)
+      yield* publishEvent({ _tag: "local_removed", path: action.path, how: "delete" })
       return done
     }
     case "RemoveFolder": {
@@ -200,6 +207,7 @@ const perform = Effect.fnUntraced(function* (
         yield* log("folder deleted on the remote still holds files dlsync did not write: kept", action.path)
         return { result: "skipped", detail: "not empty: kept" }
       }
+      yield* publishEvent({ _tag: "local_removed", path: action.path, how: "delete" })
       return done
     }
     case "Adopt": {
@@ -218,7 +226,9 @@ const perform = Effect.fnUntraced(function* (
       if (action.what === "marker") yield* store.local.forgetMarker(action.remoteId)
       else yield* store.local.remove(action.path)
       return done
-    case "HoldDeletes":
+    case "HoldDeletes": {
+      // Published when the hold is new or other paths are held, not at every pass it stays.
+      const before = (yield* store.held.list).map((h) => h.path)
       yield* store.held.replace(action.paths)
       yield* store.events.append({
         level: "warn",
@@ -227,7 +237,12 @@ const perform = Effect.fnUntraced(function* (
         path: null,
         remoteId: null
       })
+      if (!samePaths(before, action.paths)) {
+        const { count, mirrored, limit, paths, reason } = action
+        yield* publishEvent({ _tag: "deletion_held", count, mirrored, limit, paths, reason })
+      }
       return { result: "held", detail: action.reason }
+    }
     case "Skip":
       return { result: "skipped", detail: action.reason }
     case "Download":
@@ -328,6 +343,12 @@ const syncedFile = (path: string, item: RemoteItem, written: WrittenStat): Local
   type: "file",
   written
 })
+
+const samePaths = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
+  if (a.length !== b.length) return false
+  const set = new Set(a)
+  return b.every((p) => set.has(p))
+}
 
 const remoteIdOf = (action: Action): string | null => {
   switch (action._tag) {

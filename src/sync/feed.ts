@@ -164,7 +164,8 @@ export const recordToItem = (record: FileRecord): RemoteItem | undefined => {
     locked: record.locked,
     updatedAt: record.updated_at,
     createdAt: record.created_at,
-    expiresAt: record.expires_at
+    expiresAt: record.expires_at,
+    ...(record.download_id === null ? {} : { downloadId: record.download_id })
   }
 }
 

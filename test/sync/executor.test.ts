@@ -7,9 +7,10 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, PubSub } from "effect"
 import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
 import { upsert } from "../../src/domain/RemoteItem.ts"
+import { MirrorEvents, mirrorEventsLayer } from "../../src/events/MirrorEvents.ts"
 import { Store } from "../../src/store/Store.ts"
 import {
   type DownloadAction,
@@ -316,4 +317,37 @@ const planInput = (
   listingComplete: true,
   adoptOnly: false,
   allowBigDelete: false
+})
+
+describe("executePlan → mirror events", () => {
+  it.effect("publishes each move and removal on disk, and a held big delete once while it stays held", () => {
+    const { layer, pass } = setup()
+    const d = folder("d", "Movies")
+    const f = file("f", "film.mkv", "d", { size: 5 })
+    const g = file("g", "other.mkv", "d", { size: 3 })
+    const shelf = folder("s", "Shelf")
+    const many = Array.from({ length: 60 }, (_, i) => file(`m${i}`, `${i}.mkv`, null, { size: 1 }))
+    return Effect.gen(function* () {
+      const subscription = yield* (yield* MirrorEvents).subscribe
+      const published = PubSub.takeUpTo(subscription, 1000)
+      yield* pass([d, f, g, shelf, ...many])
+      assert.deepStrictEqual(yield* published, [], "landing is the transfer step's to publish, not the executor's")
+
+      const moved = { ...d, parentId: fid("s") }
+      yield* pass([moved, f, g, shelf, ...many])
+      assert.deepStrictEqual(yield* published, [{ _tag: "local_moved", from: "Movies", to: "Shelf/Movies" }])
+      yield* pass([moved, f, shelf, ...many])
+      assert.deepStrictEqual(yield* published, [
+        { _tag: "local_removed", path: "Shelf/Movies/other.mkv", how: "trash" }
+      ])
+
+      yield* pass([moved, f, shelf])
+      const held = yield* published
+      assert.strictEqual(held.length, 1)
+      assert.strictEqual(held[0]?._tag, "deletion_held")
+      assert.strictEqual(held[0]?._tag === "deletion_held" ? held[0].count : 0, 60)
+      yield* pass([moved, f, shelf])
+      assert.deepStrictEqual(yield* published, [], "a hold that stays is not published again")
+    }).pipe(Effect.provide(Layer.merge(layer, mirrorEventsLayer)))
+  })
 })

@@ -1,0 +1,100 @@
+/**
+ * Hooks: `[[hooks]]` entries run a command when their event happens.
+ *
+ *   mirror events ─► entries whose `event` matches ─► job queue (HOOK_QUEUE, dropping)
+ *                                                      ─► HOOK_CONCURRENCY workers ─► runHook
+ *
+ * Invariants:
+ * - A slow or failing hook never blocks nor fails the mirror: the events are read at once into
+ *   a bounded queue; a hook that runs past its timeout is killed; a full queue drops (counted,
+ *   logged) rather than waits.
+ * - argv, no shell; the facts are in `DLSYNC_*` variables (hookInput.ts), never dlsync's own
+ *   `DLSYNC_*` settings, which may hold secrets.
+ * - Each run's exit status and (bounded) output go to the log.
+ * - At shutdown (also the end of `run --once`) the hooks already owed still run, for at most
+ *   HOOKS_DRAIN_TIMEOUT; those still running then are killed.
+ */
+import * as NodePath from "node:path"
+import { Cause, Duration, Effect, Fiber, Layer, PubSub, Queue } from "effect"
+import type { HookSettings } from "../config/afterLandingSettings.ts"
+import { formatDuration } from "../config/units.ts"
+import type { MirrorEvent } from "../events/MirrorEvent.ts"
+import { MirrorEvents } from "../events/MirrorEvents.ts"
+import { hookInput } from "./hookInput.ts"
+import { type HookOutcome, runHook } from "./runHook.ts"
+
+/** Hooks running at once. */
+export const HOOK_CONCURRENCY = 2
+/** Hook runs waiting for a worker before new ones are dropped. */
+export const HOOK_QUEUE = 1000
+/** The longest shutdown waits for the hooks owed. */
+export const HOOKS_DRAIN_TIMEOUT = Duration.minutes(1)
+
+interface Job {
+  readonly hook: HookSettings
+  readonly event: MirrorEvent
+}
+
+/** Runs the hooks for the scope's life; nothing when none is configured. */
+export const hooksLayer = (
+  root: string,
+  hooks: ReadonlyArray<HookSettings>,
+  parentEnv: Readonly<Record<string, string | undefined>>
+): Layer.Layer<never> => {
+  if (hooks.length === 0) return Layer.empty
+  return Layer.effectDiscard(
+    Effect.gen(function* () {
+      const events = yield* MirrorEvents
+      const subscription = yield* events.subscribe
+      const jobs = yield* Queue.dropping<Job, Cause.Done>(HOOK_QUEUE)
+      let dropped = 0
+      const enqueue = Effect.fnUntraced(function* (event: MirrorEvent) {
+        for (const hook of hooks) {
+          if (hook.event !== event._tag) continue
+          if (yield* Queue.offer(jobs, { hook, event })) continue
+          dropped += 1
+          if (dropped % 100 === 1) yield* Effect.logWarning(`hooks: ${dropped} runs dropped so far (hooks are behind)`)
+        }
+      })
+      const runJob = Effect.fnUntraced(function* ({ hook, event }: Job) {
+        const input = hookInput(event, root, parentEnv)
+        const outcome = yield* runHook({ argv: hook.command, ...input, timeoutMs: hook.timeout })
+        yield* logOutcome(hook, outcome)
+      })
+      const work = Effect.forever(Effect.flatMap(Queue.take(jobs), runJob)).pipe(
+        Effect.catchIf(Cause.isDone, () => Effect.void)
+      )
+      const workers = yield* Effect.forEach(Array.from({ length: HOOK_CONCURRENCY }), () => Effect.forkDetach(work))
+      const taking = yield* Effect.forkDetach(Effect.forever(Effect.flatMap(PubSub.take(subscription), enqueue)))
+      yield* Effect.addFinalizer(() =>
+        Effect.gen(function* () {
+          yield* Fiber.interrupt(taking)
+          for (const event of yield* PubSub.takeUpTo(subscription, Number.POSITIVE_INFINITY)) yield* enqueue(event)
+          yield* Queue.end(jobs)
+          const done = yield* Effect.timeoutOption(Fiber.awaitAll(workers), HOOKS_DRAIN_TIMEOUT)
+          if (done._tag === "None") {
+            yield* Effect.logWarning("shutdown: hooks still running after 1 minute were killed")
+            yield* Fiber.interruptAll(workers)
+          }
+        })
+      )
+    })
+  )
+}
+
+/** One line per run: what ran, how it ended, and its output (bounded). */
+const logOutcome = (hook: HookSettings, outcome: HookOutcome): Effect.Effect<void> => {
+  const name = `hook ${hook.event} (${NodePath.basename(hook.command[0] ?? "")})`
+  const output = [
+    outcome.stdout.trim() === "" ? "" : `; stdout: ${outcome.stdout.trim()}`,
+    outcome.stderr.trim() === "" ? "" : `; stderr: ${outcome.stderr.trim()}`
+  ].join("")
+  const took = `${outcome.elapsedMs} ms`
+  if (outcome.startError !== null) return Effect.logWarning(`${name}: could not start: ${outcome.startError}`)
+  if (outcome.timedOut) {
+    return Effect.logWarning(`${name}: timed out after ${formatDuration(hook.timeout)}: killed${output}`)
+  }
+  if (outcome.code === 0) return Effect.logInfo(`${name}: exit 0 (${took})${output}`)
+  const how = outcome.code === null ? `killed by ${outcome.signal}` : `exit ${outcome.code}`
+  return Effect.logWarning(`${name}: ${how} (${took})${output}`)
+}
