@@ -8,6 +8,7 @@
 import { Record, Schema } from "effect"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
+import { CategoriesSection } from "./categoriesSettings.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 
 /** How an environment variable's text becomes a value for the key. */
@@ -120,5 +121,6 @@ export const ConfigSchema = Schema.Struct({
   transfers: Schema.optionalKey(sectionSchema(sections.transfers)),
   log: Schema.optionalKey(sectionSchema(sections.log)),
   server: Schema.optionalKey(sectionSchema(sections.server)),
-  app_state: Schema.optionalKey(sectionSchema(sections.app_state))
+  app_state: Schema.optionalKey(sectionSchema(sections.app_state)),
+  categories: Schema.optionalKey(CategoriesSection)
 })
