@@ -23,8 +23,11 @@ import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
 import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
+import { IntakeRunner } from "../intake/IntakeRunner.ts"
+import { IntakeSettings } from "../intake/IntakeSettings.ts"
 import { Database, type OpenFailure } from "../store/Database.ts"
 import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
+import { IntakeTables } from "../store/intakeTables.ts"
 import { Store } from "../store/Store.ts"
 import type { StateDiskFull } from "../store/StoreError.ts"
 import { LocalOps } from "../sync/localOps.ts"
@@ -120,7 +123,9 @@ export const runLayer = (
   | TransferFs
   | LocalOps
   | EngineSettings
-  | AppStateWriter,
+  | AppStateWriter
+  | IntakeTables
+  | IntakeRunner,
   EngineBuildError | InstanceLocked
 > => {
   const api = apiLayer(config, login)
@@ -145,12 +150,15 @@ export const runLayer = (
     Layer.provide(RemoteSync.layer),
     Layer.provide(TransferDownloads.layer),
     Layer.merge(liveTransfersPublisher),
+    // The intake queue's sender and follower, forked by the daemon (src/intake/IntakeRunner.ts).
+    Layer.merge(IntakeRunner.layer.pipe(Layer.provide(IntakeSettings.layer(config)))),
     Layer.provideMerge(mirrorAppStateLayer(config)),
     Layer.provideMerge(transfers),
     // The mirror root enters once, with the settings: local operations and transfers take it from there.
     Layer.provideMerge(Layer.unwrap(EngineSettings.use((settings) => Effect.succeed(LocalOps.layer(settings.root))))),
     Layer.provideMerge(EngineSettings.layer(config)),
     Layer.provide(api),
+    Layer.provideMerge(IntakeTables.layer),
     Layer.provideMerge(storeLayer(config))
   )
   // The lock is taken before the database is opened, and released after it is closed.
