@@ -107,8 +107,7 @@ export const verifyLocal = Effect.fn("IntakeProgress.verify")(function* (ctx: Pr
     const verified =
       state === "synced" &&
       written !== null &&
-      stat !== undefined &&
-      stat.isFile() &&
+      stat?.isFile() === true &&
       Number(stat.size) === written.size &&
       written.size === file.size
     checked.push({ ...file, path: relative, localBytes: verified ? file.size : 0 })
