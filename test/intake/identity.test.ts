@@ -3,18 +3,7 @@ import { hash as torrentHash } from "@ctrl/torrent-file"
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import { identify } from "../../src/intake/identity.ts"
-
-/** A minimal bencoder (BEP 3): byte strings, integers, lists, dictionaries with sorted keys. */
-const bencode = (value: unknown): Buffer => {
-  if (typeof value === "number") return Buffer.from(`i${value}e`)
-  if (typeof value === "string" || Buffer.isBuffer(value)) {
-    const bytes = typeof value === "string" ? Buffer.from(value, "utf8") : value
-    return Buffer.concat([Buffer.from(`${bytes.length}:`), bytes])
-  }
-  if (Array.isArray(value)) return Buffer.concat([Buffer.from("l"), ...value.map(bencode), Buffer.from("e")])
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))
-  return Buffer.concat([Buffer.from("d"), ...entries.flatMap(([k, v]) => [bencode(k), bencode(v)]), Buffer.from("e")])
-}
+import { bencode } from "./bencode.ts"
 
 const infoDict = {
   name: "Show.S01E01.1080p",

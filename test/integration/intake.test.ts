@@ -8,6 +8,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
+import { bencode } from "../intake/bencode.ts"
 import { contentMismatches, type Sandbox, sandbox, snapshot, waitUntil } from "./harness.ts"
 
 let box: Sandbox | undefined
@@ -24,6 +25,27 @@ afterEach(async () => {
 })
 
 const HASH_A = "c12fe1c06bba254a9dc9f519b335aa7c1367a88a"
+const HASH_B = "0123456789abcdef0123456789abcdef01234567"
+const HASH_C = "89abcdef0123456789abcdef0123456789abcdef"
+
+const control = async (b: Sandbox, path: string, body: unknown = {}) =>
+  fetch(`${b.emu.controlUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+
+/** POST /downloads requests the emulator received. */
+const creations = (b: Sandbox) =>
+  b.emu.control.requests({ origin: "api" }).filter((r) => r.method === "POST" && r.path.startsWith("/api/v1/downloads"))
+
+/** The downloads the emulator holds. */
+const serviceDownloads = async (
+  b: Sandbox
+): Promise<ReadonlyArray<{ readonly id: string; readonly status: string }>> => {
+  const body: unknown = await (await fetch(`${b.emu.controlUrl}/downloads`)).json()
+  return (body as { data: Array<{ id: string; status: string }> }).data
+}
 
 /** The emulator's downloads run in 0.1 + 0.3 + 0.1 s. */
 const fastDownloads = async (b: Sandbox) => {
@@ -111,5 +133,181 @@ describe("dlsync add and the intake queue", { timeout: 120_000 }, () => {
         .length,
       1
     )
+  })
+
+  it("takes an uploaded .torrent, an NZB, a URL, a cached torrent; parks an uncached one; one line per argument", async () => {
+    box = await sandbox()
+    const b = box
+    await fastDownloads(b)
+    writeConfig(b, "[categories.movies]\ncached_only = true\n")
+    b.emu.control.setCached([HASH_B], true)
+    startDaemon(b)
+
+    const torrentFile = Path.join(b.dir, "Pack.torrent")
+    Fs.writeFileSync(
+      torrentFile,
+      bencode({
+        announce: "http://tracker.example/announce",
+        info: {
+          name: "Pack",
+          "piece length": 16384,
+          pieces: new Uint8Array(20),
+          files: [
+            { length: 120_000, path: ["Pack.E01.mkv"] },
+            { length: 30_000, path: ["Pack.E02.mkv"] }
+          ]
+        }
+      })
+    )
+    const nzbFile = Path.join(b.dir, "News.Show.nzb")
+    Fs.writeFileSync(
+      nzbFile,
+      '<?xml version="1.0"?>\n<nzb xmlns="http://www.newzbin.com/DTD/2003/nzb">' +
+        '<file subject="[1/1] - &quot;News.Show.mkv&quot; yEnc"><segments><segment bytes="70000" number="1">a@b</segment>' +
+        '<segment bytes="10000" number="2">c@d</segment></segments></file></nzb>'
+    )
+    const notTorrent = Path.join(b.dir, "broken.torrent")
+    Fs.writeFileSync(notTorrent, "hello")
+
+    const tv = await b.run([
+      "add",
+      torrentFile,
+      nzbFile,
+      notTorrent,
+      Path.join(b.dir, "missing.nzb"),
+      "--category",
+      "tv"
+    ])
+    assert.strictEqual(tv.code, 1, tv.stderr)
+    assert.match(tv.stdout, /^added Pack \(btih:[0-9a-f]{40}\) to category tv$/m)
+    assert.match(tv.stdout, /^added News\.Show \(sha256:[0-9a-f]{64}\) to category tv$/m)
+    assert.match(tv.stderr, /^cannot read .*broken\.torrent: not a torrent file \(no bencoded info dictionary\)$/m)
+    assert.match(tv.stderr, /^cannot read .*missing\.nzb: no such file/m)
+
+    const url = "https://files.example.com/a/Movie.One.mkv?size=200000"
+    const movies = await b.run([
+      "add",
+      `magnet:?xt=urn:btih:${HASH_B}&dn=Cached.Movie&xl=300000`,
+      `magnet:?xt=urn:btih:${HASH_C}&dn=Uncached.Movie&xl=300000`,
+      "--category",
+      "movies"
+    ])
+    assert.strictEqual(movies.code, 0, movies.stderr)
+    const direct = await b.run(["add", url, "--category", "direct"])
+    assert.strictEqual(direct.code, 0, direct.stderr)
+
+    const done = () => intakes(b).filter((r) => r.completed_at !== null).length
+    await waitUntil(() => done() === 4, 90_000, "four intakes completed")
+    assert.deepStrictEqual(below(b, "tv"), [
+      "tv",
+      "tv/News.Show",
+      "tv/News.Show/News.Show.mkv",
+      "tv/Pack",
+      "tv/Pack/Pack.E01.mkv",
+      "tv/Pack/Pack.E02.mkv"
+    ])
+    assert.strictEqual(Fs.statSync(Path.join(b.root, "tv/News.Show/News.Show.mkv")).size, 80_000)
+    assert.deepStrictEqual(below(b, "direct"), ["direct", "direct/Movie.One.mkv"])
+    assert.deepStrictEqual(below(b, "movies"), [
+      "movies",
+      "movies/Cached.Movie",
+      "movies/Cached.Movie/Cached.Movie.mkv",
+      "movies/Cached.Movie/Extras",
+      "movies/Cached.Movie/Extras/Cached.Movie.sample.mkv",
+      "movies/Cached.Movie/Subs",
+      "movies/Cached.Movie/Subs/Cached.Movie.en.srt"
+    ])
+    assert.deepStrictEqual(contentMismatches(b.emu, b.root), [])
+    const uncached = intake(b, `btih:${HASH_C}`)
+    assert.strictEqual(uncached?.phase, "parked")
+    assert.strictEqual(uncached?.reason, "not cached on the service (categories.movies.cached_only = true)")
+    // Nothing was sent for the uncached one.
+    assert.strictEqual((await serviceDownloads(b)).length, 4)
+    assert.strictEqual(creations(b).length, 4)
+  })
+
+  it("a blocked download shows the service's reason; a daily cap of 1 holds the second until the cap allows", async () => {
+    box = await sandbox()
+    const b = box
+    await fastDownloads(b)
+    const resetsAt = new Date(Date.now() + 4_000).toISOString()
+    b.emu.control.updateAccount({
+      limits: {
+        daily_downloads: { limit: 1, remaining: 1, resets_at: resetsAt },
+        daily_download_bytes: null,
+        max_file_size_bytes: null,
+        concurrent_downloads: null,
+        concurrent_torrents: null
+      }
+    })
+    // Slow downloads, so the first one can be blocked while it runs.
+    await control(b, "/downloads/timings", { processing_ms: 100, downloading_ms: 60_000, finalizing_ms: 100 })
+    startDaemon(b)
+    const first = await b.run([
+      "add",
+      `magnet:?xt=urn:btih:${HASH_A}&dn=First&xl=1000`,
+      `magnet:?xt=urn:btih:${HASH_B}&dn=Second&xl=1000`
+    ])
+    assert.strictEqual(first.code, 0, first.stderr)
+
+    await waitUntil(() => intake(b, `btih:${HASH_A}`)?.download_id != null, 30_000, "the first sent")
+    await waitUntil(() => intake(b, `btih:${HASH_B}`)?.not_before != null, 30_000, "the second held")
+    const held = intake(b, `btih:${HASH_B}`)
+    assert.strictEqual(held?.phase, "new")
+    assert.strictEqual(held?.reason, `the account's daily download limit (1) is used up; it resets at ${resetsAt}`)
+    assert.strictEqual(held?.not_before, Date.parse(resetsAt))
+
+    const id = intake(b, `btih:${HASH_A}`)?.download_id ?? ""
+    assert.strictEqual(
+      (await control(b, `/downloads/${id}/block`, { message: "Verify your e-mail address" })).status,
+      204
+    )
+    await waitUntil(() => intake(b, `btih:${HASH_A}`)?.status === "blocked", 30_000, "the block seen")
+    assert.strictEqual(intake(b, `btih:${HASH_A}`)?.reason, "blocked by the service: Verify your e-mail address")
+
+    // The day turns: the service allows one more, and the held one goes.
+    b.emu.control.updateAccount({
+      limits: {
+        daily_downloads: { limit: 1, remaining: 1, resets_at: new Date(Date.now() + 86_400_000).toISOString() },
+        daily_download_bytes: null,
+        max_file_size_bytes: null,
+        concurrent_downloads: null,
+        concurrent_torrents: null
+      }
+    })
+    await waitUntil(() => intake(b, `btih:${HASH_B}`)?.download_id != null, 30_000, "the second sent")
+    assert.strictEqual((await serviceDownloads(b)).length, 2)
+    assert.strictEqual(creations(b).length, 2)
+  })
+
+  it("SIGKILL between the POST and storing its answer: exactly one download on the service afterwards", async () => {
+    box = await sandbox()
+    const b = box
+    await fastDownloads(b)
+    // The service creates the download, then answers at one byte a second.
+    b.emu.control.addFault({ kind: "slow", path: "/api/v1/downloads", method: "POST", count: 1, bytesPerSecond: 1 })
+    const daemon = startDaemon(b)
+    const added = await b.run(["add", `magnet:?xt=urn:btih:${HASH_A}&dn=Killed&xl=2000`, "--category", "tv"])
+    assert.strictEqual(added.code, 0, added.stderr)
+    await waitUntil(
+      () => intake(b, `btih:${HASH_A}`)?.phase === "sending" && creations(b).length === 1,
+      30_000,
+      "the POST out, its answer not stored"
+    )
+    await new Promise((r) => setTimeout(r, 300))
+    daemon.child.kill("SIGKILL")
+    await daemon.exit
+    assert.strictEqual(intake(b, `btih:${HASH_A}`)?.phase, "sending")
+    assert.strictEqual(intake(b, `btih:${HASH_A}`)?.download_id, null)
+
+    startDaemon(b)
+    await waitUntil(() => intake(b, `btih:${HASH_A}`)?.completed_at != null, 60_000, "the intake completed")
+    assert.strictEqual((await serviceDownloads(b)).length, 1, "one download on the service")
+    assert.strictEqual(creations(b).length, 1, "one POST /downloads in all")
+    const lookups = b.emu.control
+      .requests({ origin: "api" })
+      .filter((r) => r.method === "GET" && r.path.split("?")[0] === "/api/v1/downloads")
+    assert.isAbove(lookups.length, 0, "looked up by client_reference")
+    assert.deepStrictEqual(below(b, "tv").includes("tv/Killed/Killed.mkv"), true)
   })
 })
