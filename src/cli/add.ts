@@ -53,7 +53,7 @@ export const addCommand = Command.make(
     const layer = IntakeLive.pipe(
       Layer.provide(IntakeTables.layer),
       Layer.provide(Database.layer(config.mirror.state_dir)),
-      Layer.provide(IntakeSettings.layer(config))
+      Layer.provide(IntakeSettings.fromConfig(config))
     )
     const where = category === "" ? "the mirror root" : `category ${category}`
     let failed = 0

@@ -151,7 +151,7 @@ export const runLayer = (
     Layer.provide(TransferDownloads.layer),
     Layer.merge(liveTransfersPublisher),
     // The intake queue's sender and follower, forked by the daemon (src/intake/IntakeRunner.ts).
-    Layer.merge(IntakeRunner.layer.pipe(Layer.provide(IntakeSettings.layer(config)))),
+    Layer.merge(IntakeRunner.layer.pipe(Layer.provide(IntakeSettings.fromConfig(config)))),
     Layer.provideMerge(mirrorAppStateLayer(config)),
     Layer.provideMerge(transfers),
     // The mirror root enters once, with the settings: local operations and transfers take it from there.

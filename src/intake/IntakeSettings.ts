@@ -11,6 +11,9 @@ export class IntakeSettings extends Context.Service<
     readonly categories: Readonly<Record<string, CategorySettings>>
   }
 >()("dlsync/intake/IntakeSettings") {
-  static readonly layer = (config: Pick<AppConfig, "mirror" | "categories">): Layer.Layer<IntakeSettings> =>
-    Layer.succeed(IntakeSettings, IntakeSettings.of({ root: config.mirror.root, categories: config.categories }))
+  static readonly layer = (settings: IntakeSettings["Service"]): Layer.Layer<IntakeSettings> =>
+    Layer.succeed(IntakeSettings, IntakeSettings.of(settings))
+
+  static readonly fromConfig = (config: Pick<AppConfig, "mirror" | "categories">): Layer.Layer<IntakeSettings> =>
+    IntakeSettings.layer({ root: config.mirror.root, categories: config.categories })
 }
