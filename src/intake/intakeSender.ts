@@ -18,7 +18,7 @@
  * - An intake removed while its request was out gets the download id on its tombstone, so
  *   the removal's cleanup deletes what the request created.
  */
-import { Effect, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
 import { type ApiError, retryAfter } from "../api/ApiError.ts"
 import type { Limits } from "../api/schemas/account.ts"
@@ -219,7 +219,7 @@ const requestFailed = Effect.fnUntraced(function* (ctx: SenderContext, record: I
   const r = error.reason
   switch (r._tag) {
     case "RateLimited": {
-      const wait = Option.match(retryAfter(error), { onNone: () => RATE_LIMIT_WAIT_MS, onSome: (d) => Number(d.value) })
+      const wait = Option.match(retryAfter(error), { onNone: () => RATE_LIMIT_WAIT_MS, onSome: Duration.toMillis })
       const at = ctx.now + (Number.isFinite(wait) ? wait : RATE_LIMIT_WAIT_MS)
       return yield* requeue(
         ctx,
