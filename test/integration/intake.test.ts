@@ -88,6 +88,17 @@ const intakes = (b: Sandbox): Array<IntakeRow> => {
   }
 }
 
+/** Paths of the store's locally-deleted markers (mirror.on_local_delete = respect). */
+const locallyDeleted = (b: Sandbox): Array<string> => {
+  const db = new BetterSqlite3(Path.join(b.stateDir, "state.db"), { readonly: true, fileMustExist: true })
+  try {
+    db.pragma("busy_timeout = 5000")
+    return (db.prepare("SELECT path FROM locally_deleted").all() as Array<{ path: string }>).map((r) => r.path)
+  } finally {
+    db.close()
+  }
+}
+
 const intake = (b: Sandbox, id: string) => intakes(b).find((r) => r.id === id)
 
 const startDaemon = (b: Sandbox, env: Record<string, string> = {}) => {
@@ -109,15 +120,31 @@ describe("dlsync add and the intake queue", { timeout: 120_000 }, () => {
     await fastDownloads(b)
     writeConfig(b, '[categories.tv]\nselection = "largest"\n')
     // The mirror's filters select another folder only: the intake's files come all the same.
-    startDaemon(b, { DLSYNC_MIRROR_FOLDERS: "Movies" })
+    const daemon = startDaemon(b, { DLSYNC_MIRROR_FOLDERS: "Movies" })
 
     const magnet = `magnet:?xt=urn:btih:${HASH_A}&dn=Show.stages&xl=500000&tr=udp%3A%2F%2Ft.example%3A80`
     const added = await b.run(["add", magnet, "--category", "tv"])
     assert.strictEqual(added.code, 0, added.stderr)
     assert.match(added.stdout, new RegExp(`^added Show\\.stages \\(btih:${HASH_A}\\) to category tv$`, "m"))
 
-    await waitUntil(() => intake(b, `btih:${HASH_A}`)?.completed_at != null, 60_000, "the intake completed")
-    assert.deepStrictEqual(below(b, "tv"), ["tv", "tv/Show.stages", "tv/Show.stages/Show.stages.2160p.mkv"])
+    // Until it completes, whatever shows in the category folder is the finished file: never a temporary one.
+    const video = "tv/Show.stages/Show.stages.2160p.mkv"
+    await waitUntil(
+      () => {
+        for (const path of below(b, "tv")) {
+          if (path !== "tv" && path !== "tv/Show.stages" && path !== video) assert.fail(`unexpected ${path}`)
+        }
+        if (Fs.existsSync(Path.join(b.root, video))) {
+          assert.strictEqual(Fs.statSync(Path.join(b.root, video)).size, 500_000)
+        }
+        const completed = intake(b, `btih:${HASH_A}`)?.completed_at != null
+        if (completed) assert.isTrue(Fs.existsSync(Path.join(b.root, video)), "completed only with the file on disk")
+        return completed
+      },
+      60_000,
+      "the intake completed"
+    )
+    assert.deepStrictEqual(below(b, "tv"), ["tv", "tv/Show.stages", video])
     assert.strictEqual(Fs.statSync(Path.join(b.root, "tv/Show.stages/Show.stages.2160p.mkv")).size, 500_000)
     assert.deepStrictEqual(contentMismatches(b.emu, b.root), [])
 
@@ -128,11 +155,16 @@ describe("dlsync add and the intake queue", { timeout: 120_000 }, () => {
       again.stdout,
       /^already present: Show\.stages \(btih:c12fe1c06bba254a9dc9f519b335aa7c1367a88a\) in category tv, completed$/m
     )
-    assert.strictEqual(
-      b.emu.control.requests({ origin: "api" }).filter((r) => r.method === "POST" && r.path === "/api/v1/downloads")
-        .length,
-      1
-    )
+    assert.strictEqual(creations(b).length, 1)
+    assert.strictEqual((await serviceDownloads(b)).length, 1)
+
+    // The app imports it by moving the file away: a local deletion dlsync respects (no new download).
+    Fs.renameSync(Path.join(b.root, video), Path.join(b.dir, "imported.mkv"))
+    daemon.child.kill("SIGHUP")
+    await waitUntil(() => locallyDeleted(b).includes(video), 30_000, "the move seen as a local deletion")
+    assert.isFalse(Fs.existsSync(Path.join(b.root, video)))
+    assert.strictEqual(intake(b, `btih:${HASH_A}`)?.phase, "sent")
+    assert.isNotNull(intake(b, `btih:${HASH_A}`)?.completed_at)
   })
 
   it("takes an uploaded .torrent, an NZB, a URL, a cached torrent; parks an uncached one; one line per argument", async () => {
