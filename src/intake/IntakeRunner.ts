@@ -115,12 +115,23 @@ const describe = (error: unknown): string => (error instanceof Error ? error.mes
 /** The runner with what it needs captured, so the daemon forks it with only its wake-up to give. */
 export class IntakeRunner extends Context.Service<
   IntakeRunner,
-  { readonly run: (onFilesKnown: Effect.Effect<void>) => Effect.Effect<never> }
+  {
+    /** Rounds until interrupted (the daemon). */
+    readonly run: (onFilesKnown: Effect.Effect<void>) => Effect.Effect<never>
+    /** One round (`run --once`: before its pass, to send and follow; after it, to verify what landed). */
+    readonly round: Effect.Effect<void>
+  }
 >()("dlsync/intake/IntakeRunner") {
   static readonly layer: Layer.Layer<IntakeRunner, never, IntakeRunnerNeeds> = Layer.effect(
     IntakeRunner,
     Effect.map(Effect.context<IntakeRunnerNeeds>(), (context) =>
-      IntakeRunner.of({ run: (onFilesKnown) => runIntake(onFilesKnown).pipe(Effect.provide(context)) })
+      IntakeRunner.of({
+        run: (onFilesKnown) => runIntake(onFilesKnown).pipe(Effect.provide(context)),
+        round: intakeRound(Effect.void).pipe(
+          Effect.catchDefect((defect) => Effect.logError("intake: round failed", defect)),
+          Effect.provide(context)
+        )
+      })
     )
   )
 }

@@ -48,6 +48,15 @@ const serviceDownloads = async (
 }
 
 /** The emulator's downloads run in 0.1 + 0.3 + 0.1 s. */
+/** The account's limits with only a daily download cap. */
+const dailyCap = (remaining: number, resetsAt: string) => ({
+  daily_downloads: { limit: 1, remaining, resets_at: resetsAt },
+  daily_download_bytes: null,
+  max_file_size_bytes: null,
+  concurrent_downloads: null,
+  concurrent_torrents: null
+})
+
 const fastDownloads = async (b: Sandbox) => {
   const response = await fetch(`${b.emu.controlUrl}/downloads/timings`, {
     method: "POST",
@@ -263,15 +272,7 @@ describe("dlsync add and the intake queue", { timeout: 120_000 }, () => {
     const b = box
     await fastDownloads(b)
     const resetsAt = new Date(Date.now() + 4_000).toISOString()
-    b.emu.control.updateAccount({
-      limits: {
-        daily_downloads: { limit: 1, remaining: 1, resets_at: resetsAt },
-        daily_download_bytes: null,
-        max_file_size_bytes: null,
-        concurrent_downloads: null,
-        concurrent_torrents: null
-      }
-    })
+    b.emu.control.updateAccount({ limits: dailyCap(1, resetsAt) })
     // Slow downloads, so the first one can be blocked while it runs.
     await control(b, "/downloads/timings", { processing_ms: 100, downloading_ms: 60_000, finalizing_ms: 100 })
     startDaemon(b)
@@ -298,15 +299,7 @@ describe("dlsync add and the intake queue", { timeout: 120_000 }, () => {
     assert.strictEqual(intake(b, `btih:${HASH_A}`)?.reason, "blocked by the service: Verify your e-mail address")
 
     // The day turns: the service allows one more, and the held one goes.
-    b.emu.control.updateAccount({
-      limits: {
-        daily_downloads: { limit: 1, remaining: 1, resets_at: new Date(Date.now() + 86_400_000).toISOString() },
-        daily_download_bytes: null,
-        max_file_size_bytes: null,
-        concurrent_downloads: null,
-        concurrent_torrents: null
-      }
-    })
+    b.emu.control.updateAccount({ limits: dailyCap(1, new Date(Date.now() + 86_400_000).toISOString()) })
     await waitUntil(() => intake(b, `btih:${HASH_B}`)?.download_id != null, 30_000, "the second sent")
     assert.strictEqual((await serviceDownloads(b)).length, 2)
     assert.strictEqual(creations(b).length, 2)
@@ -341,5 +334,26 @@ describe("dlsync add and the intake queue", { timeout: 120_000 }, () => {
       .filter((r) => r.method === "GET" && r.path.split("?")[0] === "/api/v1/downloads")
     assert.isAbove(lookups.length, 0, "looked up by client_reference")
     assert.deepStrictEqual(below(b, "tv").includes("tv/Killed/Killed.mkv"), true)
+  })
+
+  it("without a daemon, `run --once` sends what `add` recorded, and a later one mirrors and completes it", async () => {
+    box = await sandbox()
+    const b = box
+    await fastDownloads(b)
+    const added = await b.run(["add", "https://files.example.com/x/Cron.Movie.mkv?size=4096", "--category", "films"])
+    assert.strictEqual(added.code, 0, added.stderr)
+    assert.match(
+      added.stdout,
+      /^no dlsync is running with this state dir: `dlsync run` sends and mirrors what was added$/m
+    )
+    const id = intakes(b)[0]?.id ?? assert.fail("no intake recorded")
+    for (let run = 0; run < 4 && intake(b, id)?.completed_at == null; run++) {
+      const once = await b.run(["run", "--once"])
+      assert.strictEqual(once.code, 0, once.stderr)
+      if (run === 0) assert.isNotNull(intake(b, id)?.download_id, "sent by the first run")
+    }
+    assert.isNotNull(intake(b, id)?.completed_at)
+    assert.deepStrictEqual(below(b, "films"), ["films", "films/Cron.Movie.mkv"])
+    assert.strictEqual((await serviceDownloads(b)).length, 1)
   })
 })
