@@ -7,6 +7,7 @@
  * (`cleanup`) rather than sent here: a crash loses none of them.
  */
 import { Clock, Effect, Layer, Result } from "effect"
+import type { AppConfig } from "../config/loadConfig.ts"
 import { type IntakeRecord, IntakeTables, type SourceKind } from "../store/intakeTables.ts"
 import { categoryProblem } from "./categoryName.ts"
 import {
@@ -134,6 +135,11 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
   })
 )
 
+/** IntakeLive with the configuration's root and categories: what a surface's wiring provides (the store's IntakeTables comes with the engine). */
+export const intakeLayer = (
+  config: Pick<AppConfig, "mirror" | "categories">
+): Layer.Layer<Intake, never, IntakeTables> => IntakeLive.pipe(Layer.provide(IntakeSettings.fromConfig(config)))
+
 // ---------------------------------------------------------------------------------------
 
 const SOURCE_KINDS: Readonly<Record<IntakeSource["_tag"], SourceKind>> = {
@@ -146,6 +152,7 @@ const SOURCE_KINDS: Readonly<Record<IntakeSource["_tag"], SourceKind>> = {
 /** The service folder the download is created in. */
 export const directoryFor = (kind: SourceKind, category: string, name: string): string => {
   if (kind !== "nzb") return category
-  const folder = name.replaceAll("/", "_").trim() || "_"
+  const cleaned = name.replaceAll("/", "_").trim()
+  const folder = cleaned === "" || cleaned === "." || cleaned === ".." ? "_" : cleaned
   return category === "" ? folder : `${category}/${folder}`
 }
