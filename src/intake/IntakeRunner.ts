@@ -42,7 +42,12 @@ export const intakeRound = Effect.fn("Intake.round")(function* (onFilesKnown: Ef
       Effect.catchDefect((defect) => Effect.logError(`intake: ${what} failed`, defect))
     )
 
-  for (const record of yield* tables.owingCleanup) yield* guarded(`removing ${record.name}`, cleanUp(progress, record))
+  let filesKnown = false
+  for (const record of yield* tables.owingCleanup) {
+    yield* guarded(`removing ${record.name}`, cleanUp(progress, record))
+    // The service's files went: the next reconcile sees them gone and trashes the local copies it wrote.
+    filesKnown ||= record.cleanup === "files"
+  }
 
   let records = yield* tables.live
   for (const record of records) {
@@ -86,7 +91,6 @@ export const intakeRound = Effect.fn("Intake.round")(function* (onFilesKnown: Ef
     }
   }
 
-  let filesKnown = false
   for (const record of yield* tables.live) {
     if (record.phase !== "sent" || record.completedAt !== null) continue
     if (record.files === null) {

@@ -65,7 +65,7 @@ layer(Emulator.layer())("IntakeRunner", (it) => {
 
           yield* intake.remove([id], true)
           yield* intake.remove([kept.id], false)
-          yield* round(client)
+          assert.strictEqual(yield* round(client), 1, "files deleted on the service: a reconcile is asked for")
           const tree = e.state.user(user.userId)?.tree
           const names = [...(tree?.values() ?? [])].map((i) => tree?.pathOf(i.id).join("/")).sort()
           assert.deepStrictEqual(names, ["tv", "tv/Kept.mkv"])
