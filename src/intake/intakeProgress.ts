@@ -78,6 +78,8 @@ export const followDownload = Effect.fn("IntakeProgress.follow")(function* (
   )
   if (status !== "completed" || record.files !== null) return false
   const files = yield* downloadFiles(ctx.api, download, record.directory, record.category)
+  // Completed but no file listed yet (the service may list them a moment later): asked again next round.
+  if (files.length === 0) return false
   yield* ctx.tables.update(
     record.id,
     ["sent"],
