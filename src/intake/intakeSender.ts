@@ -90,7 +90,10 @@ export const sendNew = Effect.fn("IntakeSender.send")(function* (
   if (!(yield* ctx.tables.update(record.id, ["new"], { phase: "sending", reason: null, notBefore: null }, ctx.now))) {
     return limits
   }
-  const answer = yield* Effect.result(create(ctx.api, record))
+  // Listings leave the source out: read it now.
+  const full = yield* ctx.tables.get(record.id)
+  if (Option.isNone(full)) return limits
+  const answer = yield* Effect.result(create(ctx.api, full.value))
   if (answer._tag === "Failure") {
     yield* requestFailed(ctx, record, answer.failure)
     return limits

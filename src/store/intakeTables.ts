@@ -89,7 +89,7 @@ export class IntakeTables extends Context.Service<
       now: number
     ) => Effect.Effect<{ readonly record: IntakeRecord; readonly created: boolean }>
     readonly get: (id: IntakeId) => Effect.Effect<Option.Option<IntakeRecord>>
-    /** Every record but tombstones, oldest first. */
+    /** Every record but tombstones, oldest first; `source` is left empty (read it with `get`). */
     readonly live: Effect.Effect<ReadonlyArray<IntakeRecord>>
     /** Tombstones whose removal still owes the service something. */
     readonly owingCleanup: Effect.Effect<ReadonlyArray<IntakeRecord>>
@@ -119,8 +119,9 @@ export class IntakeTables extends Context.Service<
 export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Service"] => {
   const q = {
     get: db.prepare("SELECT * FROM intakes WHERE id = ?"),
-    live: db.prepare("SELECT * FROM intakes WHERE phase <> 'removed' ORDER BY added_at, id"),
-    owingCleanup: db.prepare("SELECT * FROM intakes WHERE phase = 'removed' AND cleanup IS NOT NULL"),
+    // Listings leave the source out (a torrent file can be megabytes; surfaces list often): `get` has it.
+    live: db.prepare(`SELECT ${WITHOUT_SOURCE} FROM intakes WHERE phase <> 'removed' ORDER BY added_at, id`),
+    owingCleanup: db.prepare(`SELECT ${WITHOUT_SOURCE} FROM intakes WHERE phase = 'removed' AND cleanup IS NOT NULL`),
     insert: db.prepare(
       `INSERT OR REPLACE INTO intakes (id, name, category, directory, via, source_kind, file_name, source, info_hash,
          phase, paused, progress, size, added_at, updated_at)
@@ -194,6 +195,10 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
 }
 
 // ---------------------------------------------------------------------------------------
+
+const WITHOUT_SOURCE = `id, name, category, directory, via, source_kind, file_name, X'' AS source, info_hash, phase,
+  paused, reason, not_before, selection_id, selection_expires_at, download_id, status, progress, size, file_id, files,
+  added_at, completed_at, updated_at, cleanup`
 
 const COLUMNS: { readonly [K in keyof Required<IntakePatch>]: string } = {
   name: "name",
