@@ -25,6 +25,9 @@ import { ACTIVE_STATUSES } from "./itemView.ts"
 
 export const INTAKE_ROUND_INTERVAL = "2 seconds"
 
+/** How often one accepted download is looked at on the service (GET /downloads/{id}). */
+export const FOLLOW_INTERVAL_MS = 4_000
+
 export type IntakeRunnerNeeds = ApiClient | IntakeTables | IntakeSettings | Store
 
 /** One round; `onFilesKnown` runs when a download's files became known (the mirror must take them). */
@@ -94,6 +97,8 @@ export const intakeRound = Effect.fn("Intake.round")(function* (onFilesKnown: Ef
   for (const record of yield* tables.live) {
     if (record.phase !== "sent" || record.completedAt !== null) continue
     if (record.files === null) {
+      // The service is asked at most every FOLLOW_INTERVAL_MS per download (a torrent may run for hours).
+      if (now - record.updatedAt < FOLLOW_INTERVAL_MS) continue
       const known = yield* followDownload(progress, record).pipe(
         Effect.catch((error) =>
           Effect.as(Effect.logWarning(`intake: following ${record.name}: ${error.message}`), false)
