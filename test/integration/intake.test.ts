@@ -234,11 +234,20 @@ describe("dlsync add and the intake queue", { timeout: 120_000 }, () => {
       "movies"
     ])
     assert.strictEqual(movies.code, 0, movies.stderr)
-    const direct = await b.run(["add", url, "--category", "direct"])
+    // The emulator fails a source named "fail" while it downloads.
+    const direct = await b.run([
+      "add",
+      url,
+      `magnet:?xt=urn:btih:${HASH_A}&dn=Will.fail&xl=1000`,
+      "--category",
+      "direct"
+    ])
     assert.strictEqual(direct.code, 0, direct.stderr)
 
     const done = () => intakes(b).filter((r) => r.completed_at !== null).length
     await waitUntil(() => done() === 4, 90_000, "four intakes completed")
+    await waitUntil(() => intake(b, `btih:${HASH_A}`)?.phase === "failed", 30_000, "the failing one failed")
+    assert.strictEqual(intake(b, `btih:${HASH_A}`)?.reason, "failed on the service: The source stopped responding")
     assert.deepStrictEqual(below(b, "tv"), [
       "tv",
       "tv/News.Show",
@@ -263,8 +272,8 @@ describe("dlsync add and the intake queue", { timeout: 120_000 }, () => {
     assert.strictEqual(uncached?.phase, "parked")
     assert.strictEqual(uncached?.reason, "not cached on the service (categories.movies.cached_only = true)")
     // Nothing was sent for the uncached one.
-    assert.strictEqual((await serviceDownloads(b)).length, 4)
-    assert.strictEqual(creations(b).length, 4)
+    assert.strictEqual((await serviceDownloads(b)).length, 5)
+    assert.strictEqual(creations(b).length, 5)
   })
 
   it("a blocked download shows the service's reason; a daily cap of 1 holds the second until the cap allows", async () => {
