@@ -14,6 +14,7 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer, Option, Predicate } from "effect"
 import { type CliError, Command } from "effect/cli"
 import type { ApiError } from "./api/ApiError.ts"
+import { addCommand } from "./cli/add.ts"
 import { apiFailureMessage } from "./cli/apiFailureMessage.ts"
 import { ConfigLoader, loadOnce } from "./cli/commandConfig.ts"
 import { configCommand } from "./cli/config.ts"
@@ -38,7 +39,8 @@ const subcommands = [
   logoutCommand,
   configCommand,
   emulatorCommand,
-  demoCommand
+  demoCommand,
+  addCommand
 ] as const
 
 const cli = Command.runWith(root.pipe(Command.withSubcommands(subcommands)), { version: VERSION })
@@ -100,6 +102,7 @@ const EXIT_CODES = {
   LoginRequired: ExitCode.auth,
   DeviceLoginFailed: ExitCode.auth,
   ItemsFailed: ExitCode.itemsFailed,
+  AddFailed: ExitCode.itemsFailed,
   UsageError: ExitCode.usage,
   NothingToRestore: ExitCode.usage
 } as const satisfies Record<Exclude<Failure, CliError.CliError | ApiError>["_tag"], ExitCode>

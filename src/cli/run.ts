@@ -32,6 +32,7 @@ import { runLayer } from "../engine/engineLayer.ts"
 import { count, describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
 import { pollRequestsLayer } from "../engine/PollRequests.ts"
 import { recordSignInEvent, signInState, statusDocument } from "../engine/statusDocument.ts"
+import { IntakeRunner } from "../intake/IntakeRunner.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
@@ -113,6 +114,9 @@ export const daemonLayer = (config: AppConfig) => {
 export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) {
   const pass = yield* MirrorPass
   const store = yield* Store
+  // The intake queue: what `dlsync add` recorded is sent and followed before the pass, and what landed verified after it.
+  const intake = yield* IntakeRunner
+  yield* intake.round
   // Its own scope: every download line is written before the summary.
   const report = yield* Effect.scoped(
     Effect.andThen(
@@ -137,6 +141,7 @@ export const runOnce = Effect.fn("runOnce")(function* (allowBigDelete: boolean) 
     )
   )
   yield* recordSignIn(store, "accepted")
+  yield* intake.round
   yield* Console.log(summarize(report))
   if (report.failures.length > 0 || report.held !== null) {
     for (const f of report.failures) yield* Console.error(`failed: ${f.path}: ${f.reason}`)

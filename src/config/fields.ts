@@ -9,6 +9,7 @@ import { Record, Schema } from "effect"
 import { HOOK_EVENTS } from "../events/MirrorEvent.ts"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
+import { CategoriesSection } from "./categoriesSettings.ts"
 import { PathMapSetting } from "./pathMapSetting.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 import { PublicHttpsUrl, WebhookSecrets } from "./webhooksSettings.ts"
@@ -195,5 +196,6 @@ export const ConfigSchema = Schema.Struct({
   jellyfin: Schema.optionalKey(sectionSchema(sections.jellyfin)),
   plex: Schema.optionalKey(sectionSchema(sections.plex)),
   hooks: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.hooks))),
-  notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify)))
+  notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify))),
+  categories: Schema.optionalKey(CategoriesSection)
 })

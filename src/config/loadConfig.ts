@@ -12,6 +12,7 @@ import type { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { DEFAULT_LISTEN_ADDRESS, type ListenSetting } from "../server/ListenAddress.ts"
 import { type AfterLandingSettings, afterLandingSettings, hookProblems } from "./afterLandingSettings.ts"
 import { ConfigError, type ConfigProblem, configError } from "./ConfigError.ts"
+import { type CategorySettings, categoriesOf } from "./categoriesSettings.ts"
 import {
   ConfigSchema,
   DEFAULT_SCOPES,
@@ -67,6 +68,8 @@ export interface AppConfig extends AfterLandingSettings {
   }
   /** Sizes in bytes, rates in bytes per second (0 = none). */
   readonly transfers: TransfersSettings
+  /** `[categories.<name>]`: the intake queue's policy per category (categoriesSettings.ts). */
+  readonly categories: Readonly<Record<string, CategorySettings>>
   readonly log: {
     readonly level: LogLevelSetting
     /** "auto": human text on a TTY, JSON lines otherwise. */
@@ -199,6 +202,7 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       listing_interval: millisOr(raw.sync?.listing_interval, DEFAULTS.listing_interval)
     },
     transfers: { ...TRANSFERS_DEFAULTS, ...raw.transfers },
+    categories: categoriesOf(raw.categories),
     log: {
       level: raw.log?.level ?? DEFAULTS.log_level,
       format: raw.log?.format ?? DEFAULTS.log_format

@@ -9,7 +9,10 @@
  *   by `dn` holding a video and a subtitle. A `dn` containing `select` asks which file to
  *   fetch (one stage); containing `stages`, it asks for a quality, then for a file (two stages).
  * - An uploaded .torrent holds the files its info dictionary lists; an .nzb the files its
- *   subjects name.
+ *   subjects name, each as large as its `<segment bytes>` add up to (when given).
+ * - Sizes are otherwise made up from the source (1 MiB to 1.5 GiB); a magnet's `xl` (BEP 9,
+ *   exact length) makes its video file that large (the sample a tenth of it), and a URL's
+ *   `size` query parameter makes its file that large, so tests can keep downloads small.
  * - A source whose name contains `fail` fails while downloading; one larger than the
  *   account's max_file_size_bytes fails while processing.
  */
@@ -20,7 +23,14 @@ export type SourceType = "direct" | "torrent" | "usenet"
 /** A source as the client gave it. */
 export type Source =
   | { readonly type: "url"; readonly url: string }
-  | { readonly type: "magnet"; readonly magnet: string; readonly infoHash: string; readonly name: string }
+  | {
+      readonly type: "magnet"
+      readonly magnet: string
+      readonly infoHash: string
+      readonly name: string
+      /** `xl`: the video file's exact length, when the magnet gives it. */
+      readonly length?: number | undefined
+    }
   | {
       readonly type: "torrent"
       readonly fileName: string
@@ -77,7 +87,11 @@ export const planSource = (source: Source, chosen: ReadonlyArray<string>): Sourc
     case "url": {
       const name = urlFileName(source.url)
       if (!new URL(source.url).hostname.startsWith("multi.")) {
-        return chosen.length === 0 ? fetch("direct", name, null, [file(name, source.url)]) : undefined
+        const size = Number(new URL(source.url).searchParams.get("size") ?? Number.NaN)
+        const files = [
+          Number.isSafeInteger(size) && size >= 0 ? { path: name, sizeBytes: size } : file(name, source.url)
+        ]
+        return chosen.length === 0 ? fetch("direct", name, null, files) : undefined
       }
       const variants = ["1080p", "720p", "480p"].map((q) => ({
         item_id: `v-${q}`,
@@ -95,7 +109,7 @@ export const planSource = (source: Source, chosen: ReadonlyArray<string>): Sourc
     case "magnet": {
       const base = source.name
       const lower = base.toLowerCase()
-      const files = torrentFiles(base, source.infoHash)
+      const files = torrentFiles(base, source.infoHash, source.length)
       if (lower.includes("stages")) {
         const qualities = ["2160p", "1080p"].map((q) => ({
           item_id: `q-${q}`,
@@ -106,7 +120,7 @@ export const planSource = (source: Source, chosen: ReadonlyArray<string>): Sourc
         if (chosen.length === 0) return { kind: "choose", items: qualities }
         const quality = qualities.find((q) => q.item_id === chosen[0])
         if (quality === undefined) return undefined
-        const variant = torrentFiles(`${base}.${quality.name}`, `${source.infoHash}:${quality.name}`)
+        const variant = torrentFiles(`${base}.${quality.name}`, `${source.infoHash}:${quality.name}`, source.length)
         if (chosen.length === 1) return { kind: "choose", items: fileItems(base, variant) }
         return chosen.length === 2 ? pickFile(base, variant, chosen[1]) : undefined
       }
@@ -129,7 +143,7 @@ export const planSource = (source: Source, chosen: ReadonlyArray<string>): Sourc
  */
 export const parseMagnet = (
   magnet: string
-): { readonly infoHash: string; readonly name: string } | { readonly problem: string } => {
+): { readonly infoHash: string; readonly name: string; readonly length?: number } | { readonly problem: string } => {
   if (!magnet.startsWith("magnet:?")) return { problem: "magnet must start with magnet:?" }
   const params = new URLSearchParams(magnet.slice("magnet:?".length))
   const xt = params.getAll("xt").find((v) => v.toLowerCase().startsWith("urn:btih:"))
@@ -138,7 +152,12 @@ export const parseMagnet = (
     return { problem: "magnet needs xt=urn:btih: with a 40-hex or 32-base32 info hash" }
   }
   const name = (params.get("dn") ?? "").trim()
-  return { infoHash: hash.toLowerCase(), name: name === "" ? hash.toLowerCase() : name.replaceAll("/", "_") }
+  const xl = Number(params.get("xl") ?? Number.NaN)
+  return {
+    infoHash: hash.toLowerCase(),
+    name: name === "" ? hash.toLowerCase() : name.replaceAll("/", "_"),
+    ...(Number.isSafeInteger(xl) && xl > 0 ? { length: xl } : {})
+  }
 }
 
 /** A deterministic size in bytes between 1 MiB and about 1.5 GiB. */
@@ -156,10 +175,12 @@ const fetch = (
 
 const file = (path: string, seed: string): PlannedFile => ({ path, sizeBytes: sizeFor(seed) })
 
-const torrentFiles = (base: string, seed: string): ReadonlyArray<PlannedFile> => [
-  file(`${base}.mkv`, `${seed}:video`),
+const torrentFiles = (base: string, seed: string, length?: number): ReadonlyArray<PlannedFile> => [
+  length === undefined ? file(`${base}.mkv`, `${seed}:video`) : { path: `${base}.mkv`, sizeBytes: length },
   { path: `Subs/${base}.en.srt`, sizeBytes: 20_000 + (sizeFor(`${seed}:srt`) % 80_000) },
-  file(`Extras/${base}.sample.mkv`, `${seed}:sample`)
+  length === undefined
+    ? file(`Extras/${base}.sample.mkv`, `${seed}:sample`)
+    : { path: `Extras/${base}.sample.mkv`, sizeBytes: Math.max(1, Math.floor(length / 10)) }
 ]
 
 /** Selection items for a torrent's files: the root folder (not selectable) and one item per file. */

@@ -66,12 +66,19 @@ export const uploadedSource = (
   if (lower.endsWith(".nzb") || part.contentType === "application/x-nzb") {
     const text = part.data.toString("utf8")
     if (!/<nzb[\s>]/.test(text)) return { invalid: "The .nzb file has no <nzb> element" }
-    const names = [...text.matchAll(/subject="[^"]*?&quot;([^&"]+)&quot;/g)].map((m) => m[1] ?? "")
     const base = fileName.replace(/\.nzb$/i, "") || "upload"
+    // Each <file>: its name from the subject's quoted part, its size from its segments' bytes.
+    const sizes = new Map<string, number>()
+    for (const m of text.matchAll(/<file\b[^>]*subject="[^"]*?&quot;([^&"]+)&quot;[^>]*>([\s\S]*?)<\/file>/g)) {
+      const name = m[1] ?? ""
+      const bytes = [...(m[2] ?? "").matchAll(/<segment\b[^>]*\bbytes="(\d+)"/g)].reduce((n, s) => n + Number(s[1]), 0)
+      if (name !== "" && !sizes.has(name)) sizes.set(name, bytes)
+    }
+    const names = [...text.matchAll(/subject="[^"]*?&quot;([^&"]+)&quot;/g)].map((m) => m[1] ?? "")
     const unique = [...new Set(names.filter((n) => n !== ""))]
     const files = (unique.length > 0 ? unique : [`${base}.mkv`]).map((path) => ({
       path: path.replaceAll("/", "_"),
-      sizeBytes: sizeFor(`${base}:${path}`)
+      sizeBytes: (sizes.get(path) ?? 0) > 0 ? (sizes.get(path) ?? 0) : sizeFor(`${base}:${path}`)
     }))
     return { source: { type: "nzb", fileName, name: base, files } }
   }

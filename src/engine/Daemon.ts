@@ -58,6 +58,7 @@ import { Clock, Effect, Queue, Random, Schedule } from "effect"
 import { type ApiError, isAuthProblem, isTransient } from "../api/ApiError.ts"
 import { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { isLoginRequired } from "../auth/AuthError.ts"
+import { IntakeRunner } from "../intake/IntakeRunner.ts"
 import { Metrics, type MetricsShape } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
@@ -179,6 +180,12 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     inLine = report.failures.length === 0 && report.held === null
     if (inLine) yield* metrics.syncSucceeded
   })
+
+  // The intake queue: sends what was added (by any process), follows it, and asks for a
+  // reconcile when a download's files are known (they are mirrored whatever the filters say).
+  const intake = yield* Effect.serviceOption(IntakeRunner)
+  if (intake._tag === "Some")
+    yield* Effect.forkScoped(intake.value.run(Queue.offer(wake, "signal").pipe(Effect.asVoid)))
 
   yield* notify.ready("first pass")
   // Added last, so it runs first when shutdown closes the scope.

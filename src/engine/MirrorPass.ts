@@ -23,10 +23,11 @@
  *   for a locked file, `skipped` with the reason otherwise; a file outside the filters
  *   (`filtered`) is not this mirror's and gets none.
  */
-import { Context, DateTime, Effect, Layer, Semaphore } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Semaphore } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { publishEvent } from "../events/MirrorEvents.ts"
+import { IntakeTables } from "../store/intakeTables.ts"
 import { type PassFailure, Store } from "../store/Store.ts"
 import type { Outcome } from "../sync/executor.ts"
 import type { LocalOpError, LocalOps, RootUnavailable } from "../sync/localOps.ts"
@@ -114,6 +115,12 @@ export class MirrorPass extends Context.Service<
       const settings = yield* EngineSettings
       const progress = yield* FileProgress
       const context = yield* Effect.context<Store | LocalOps>()
+      // The intake queue's downloads are mirrored whatever the filters say (when the store has the queue).
+      const intake = yield* Effect.serviceOption(IntakeTables)
+      const alwaysMirror = Option.match(intake, {
+        onNone: () => Effect.succeed(undefined),
+        onSome: (t) => t.mirroredIds
+      })
       // Held by each catch-up, and by each plan with its local actions (not its downloads).
       const remoteTurn = yield* Semaphore.make(1)
       const catchUp = (options: CatchUpOptions) => Semaphore.withPermit(remoteTurn, remoteSync.catchUp(options))
@@ -149,8 +156,9 @@ export class MirrorPass extends Context.Service<
 
       const reconcile = Effect.fn("MirrorPass.reconcile")(function* (options: ReconcileOptions) {
         const now = DateTime.toDateUtc(yield* DateTime.now)
+        const mirrored = yield* alwaysMirror
         const pass = yield* runPass({
-          config: (caseInsensitive) => planConfigOf(settings.mirror, caseInsensitive),
+          config: (caseInsensitive) => planConfigOf(settings.mirror, caseInsensitive, mirrored),
           now,
           trashDays: settings.trashDays,
           allowBigDelete: options.allowBigDelete

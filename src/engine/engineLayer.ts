@@ -26,10 +26,13 @@ import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { mirrorEventsLayer } from "../events/MirrorEvents.ts"
 import { hooksLayer } from "../hooks/Hooks.ts"
+import { IntakeRunner } from "../intake/IntakeRunner.ts"
+import { IntakeSettings } from "../intake/IntakeSettings.ts"
 import { mediaRefreshLayer } from "../mediaservers/MediaRefresh.ts"
 import { notifyLayer } from "../notify/Notify.ts"
 import { Database, type OpenFailure } from "../store/Database.ts"
 import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
+import { IntakeTables } from "../store/intakeTables.ts"
 import { Store } from "../store/Store.ts"
 import type { StateDiskFull } from "../store/StoreError.ts"
 import { LocalOps } from "../sync/localOps.ts"
@@ -125,7 +128,9 @@ export const runLayer = (
   | TransferFs
   | LocalOps
   | EngineSettings
-  | AppStateWriter,
+  | AppStateWriter
+  | IntakeTables
+  | IntakeRunner,
   EngineBuildError | InstanceLocked
 > => {
   const api = apiLayer(config, login)
@@ -150,12 +155,15 @@ export const runLayer = (
     Layer.provide(RemoteSync.layer),
     Layer.provide(TransferDownloads.layer),
     Layer.merge(liveTransfersPublisher),
+    // The intake queue's sender and follower, forked by the daemon (src/intake/IntakeRunner.ts).
+    Layer.merge(IntakeRunner.layer.pipe(Layer.provide(IntakeSettings.fromConfig(config)))),
     Layer.provideMerge(mirrorAppStateLayer(config)),
     Layer.provideMerge(transfers),
     // The mirror root enters once, with the settings: local operations and transfers take it from there.
     Layer.provideMerge(Layer.unwrap(EngineSettings.use((settings) => Effect.succeed(LocalOps.layer(settings.root))))),
     Layer.provideMerge(EngineSettings.layer(config)),
     Layer.provide(api),
+    Layer.provideMerge(IntakeTables.layer),
     Layer.provideMerge(storeLayer(config))
   )
   // What happened in the mirror, to those who asked to know.

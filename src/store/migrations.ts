@@ -239,6 +239,49 @@ ALTER TABLE remote_items ADD COLUMN download_id TEXT;
 CREATE INDEX remote_items_download ON remote_items (download_id) WHERE download_id IS NOT NULL;
 `
 
+const V9_INTAKE_QUEUE = `
+-- intakes: the releases handed in through the intake queue (src/intake/, src/store/intakeTables.ts).
+-- Invariants: one row per identity (btih:<40 hex> or sha256:<64 hex>), written with its
+-- source before anything is sent; phase 'sending' is set before a creation request and left
+-- only with its answer stored, so a crash leaves 'sending' and the download is looked up by
+-- client_reference (= id) before any new POST; 'removed' is a tombstone; download_id is set
+-- once the service accepted it; files (JSON) lists the download's files once it completed;
+-- cleanup is what a removal still owes the service (its download record, and its files too).
+CREATE TABLE intakes (
+  id                   TEXT PRIMARY KEY NOT NULL CHECK (id GLOB 'btih:*' OR id GLOB 'sha256:*'),
+  name                 TEXT NOT NULL,
+  category             TEXT NOT NULL,
+  directory            TEXT NOT NULL,
+  via                  TEXT NOT NULL,
+  source_kind          TEXT NOT NULL CHECK (source_kind IN ('magnet', 'torrent', 'nzb', 'url')),
+  file_name            TEXT,
+  source               BLOB NOT NULL,
+  info_hash            TEXT,
+  phase                TEXT NOT NULL CHECK (phase IN ('new', 'sending', 'selecting', 'parked', 'sent', 'failed', 'removed')),
+  paused               INTEGER NOT NULL CHECK (paused IN (0, 1)),
+  reason               TEXT,
+  not_before           INTEGER,
+  selection_id         TEXT,
+  selection_expires_at TEXT,
+  download_id          TEXT,
+  status               TEXT,
+  progress             REAL NOT NULL CHECK (progress >= 0 AND progress <= 1),
+  size                 INTEGER NOT NULL CHECK (size >= 0),
+  file_id              TEXT,
+  files                TEXT CHECK (files IS NULL OR (json_valid(files) AND json_type(files) = 'array')),
+  added_at             INTEGER NOT NULL,
+  completed_at         INTEGER,
+  updated_at           INTEGER NOT NULL,
+  cleanup              TEXT CHECK (cleanup IN ('record', 'files'))
+) STRICT;
+CREATE INDEX intakes_phase ON intakes (phase);
+
+-- intake_categories: categories created through a surface (configured ones live in [categories.*]).
+CREATE TABLE intake_categories (
+  name TEXT PRIMARY KEY NOT NULL CHECK (name <> '')
+) STRICT;
+`
+
 export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, name: "initial schema", sql: V1_INITIAL },
   { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX },
@@ -247,7 +290,8 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 5, name: "space waits", sql: V5_SPACE_WAITS },
   { version: 6, name: "root case sensitivity", sql: V6_ROOT_CASE_SENSITIVITY },
   { version: 7, name: "webhook deliveries", sql: V7_WEBHOOK_DELIVERIES },
-  { version: 8, name: "remote download ids", sql: V8_REMOTE_DOWNLOAD_ID }
+  { version: 8, name: "remote download ids", sql: V8_REMOTE_DOWNLOAD_ID },
+  { version: 9, name: "intake queue", sql: V9_INTAKE_QUEUE }
 ]
 
 /** The schema version this binary writes. */

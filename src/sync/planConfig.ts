@@ -8,7 +8,12 @@ import type { AppConfig } from "../config/loadConfig.ts"
 import type { PlanConfig } from "./planner.ts"
 import { maxPathBytesUnder } from "./tree.ts"
 
-export const planConfigOf = (mirror: AppConfig["mirror"], caseInsensitive: boolean): PlanConfig => ({
+export const planConfigOf = (
+  mirror: AppConfig["mirror"],
+  caseInsensitive: boolean,
+  /** Remote ids mirrored whatever the filters say (the intake queue's downloads). */
+  alwaysMirror?: ReadonlySet<string>
+): PlanConfig => ({
   folders: mirror.folders,
   kinds: mirror.kinds,
   include: mirror.include,
@@ -19,5 +24,6 @@ export const planConfigOf = (mirror: AppConfig["mirror"], caseInsensitive: boole
   maxPathBytes: maxPathBytesUnder(NodePath.resolve(mirror.root)),
   onRemoteDelete: mirror.on_remote_delete,
   onLocalDelete: mirror.on_local_delete,
-  maxDelete: mirror.max_delete
+  maxDelete: mirror.max_delete,
+  ...(alwaysMirror === undefined ? {} : { alwaysMirror })
 })

@@ -60,6 +60,12 @@ export interface TreeConfig {
   readonly caseInsensitive: boolean
   /** The longest relative path, in UTF-8 bytes, the mapping may give (`maxPathBytesUnder`). */
   readonly maxPathBytes: number
+  /**
+   * Remote ids mirrored whatever the filters say, with everything below them; their
+   * folders' ancestors are placed too so they have a place (the intake queue's downloads,
+   * see src/store/intakeTables.ts `mirroredIds`). Absent = none.
+   */
+  readonly alwaysMirror?: ReadonlySet<string>
 }
 
 export type FilterReason = "folder_not_selected" | "kind" | "excluded" | "not_included" | "too_big"
@@ -100,6 +106,8 @@ export const mapTree = (items: Iterable<RemoteItem>, config: TreeConfig): Mapped
     else list.push(item)
   }
   const filters = compileFilters(config)
+  const always = config.alwaysMirror ?? NONE
+  const alwaysAncestors = ancestorsOf(always, byId)
   // Breadth-first from the root, with every name in full: what is not reached has a broken
   // parent chain. Filters see these full paths, so shortening never changes what is in scope.
   const nodes: Array<Node> = []
@@ -121,12 +129,15 @@ export const mapTree = (items: Iterable<RemoteItem>, config: TreeConfig): Mapped
         const name = names.get(item.id) ?? "_"
         const fullPath = parent === null ? name : `${parent.fullPath}/${name}`
         const bytes = utf8Length(name)
+        const forced = always.has(item.id) || parent?.forced === true
+        const placesForced = item.type === "folder" && alwaysAncestors.has(item.id)
         const node: Node = {
           item,
           parent,
           name,
           fullPath,
-          filtered: filters(item, fullPath, parent),
+          forced,
+          filtered: forced || placesForced ? null : filters(item, fullPath, parent),
           bytes,
           fullBytes: (parent === null ? -1 : parent.fullBytes) + 1 + bytes,
           // A name no longer than a short one gains nothing from shortening: it stays.
@@ -238,6 +249,8 @@ interface Node {
   name: string
   /** The path with every name in full, which the filters see. */
   readonly fullPath: string
+  /** In `alwaysMirror`, or below an item that is: in scope whatever the filters say. */
+  readonly forced: boolean
   readonly filtered: FilterReason | null
   /** UTF-8 bytes of its full name, and of its full path. */
   readonly bytes: number
@@ -287,6 +300,21 @@ type Filter = (
   path: string,
   parent: { readonly filtered: FilterReason | null } | null
 ) => FilterReason | null
+
+const NONE: ReadonlySet<string> = new Set()
+
+/** The folders above the given items (by parent chain), so that those items have a place. */
+const ancestorsOf = (ids: ReadonlySet<string>, byId: ReadonlyMap<string, RemoteItem>): ReadonlySet<string> => {
+  const ancestors = new Set<string>()
+  for (const id of ids) {
+    let parentId = byId.get(id)?.parentId ?? null
+    while (parentId !== null && !ancestors.has(parentId)) {
+      ancestors.add(parentId)
+      parentId = byId.get(parentId)?.parentId ?? null
+    }
+  }
+  return ancestors
+}
 
 const compileFilters = (config: TreeConfig): Filter => {
   const fold = (p: string) => foldName(p, config.caseInsensitive)

@@ -65,6 +65,41 @@ const paths = (items: ReadonlyArray<RemoteItem>, config: TreeConfig = ALL) =>
     mapTree(items, config).placed.map((p) => [p.item.id, p.filtered === null ? p.path : `${p.path} (${p.filtered})`])
   )
 
+describe("mapTree alwaysMirror (the intake queue's downloads)", () => {
+  const items = [
+    folder("tv", "tv"),
+    folder("rel", "Show.S01", "tv"),
+    file("video", "Show.S01E01.mkv", "rel", { size: 5_000 }),
+    folder("subs", "Subs", "rel"),
+    file("srt", "en.srt", "subs"),
+    file("other", "other.mkv", "tv"),
+    folder("movies", "Movies"),
+    file("m", "m.mkv", "movies")
+  ]
+  const filtered = { ...ALL, folders: ["Movies"], include: ["*.nfo"], kinds: ["document"], maxFileSize: 10 }
+
+  it("places a forced download and everything below it whatever the filters, and its ancestor folders", () => {
+    assert.deepStrictEqual(paths(items, { ...filtered, alwaysMirror: new Set(["rel"]) }), {
+      tv: "tv",
+      movies: "Movies",
+      rel: "tv/Show.S01",
+      other: "tv/other.mkv (folder_not_selected)",
+      m: "Movies/m.mkv (kind)",
+      video: "tv/Show.S01/Show.S01E01.mkv",
+      subs: "tv/Show.S01/Subs",
+      srt: "tv/Show.S01/Subs/en.srt"
+    })
+  })
+
+  it("forces single files too, and nothing without it", () => {
+    const forced = paths(items, { ...filtered, exclude: ["tv/"], alwaysMirror: new Set(["video"]) })
+    assert.strictEqual(forced.video, "tv/Show.S01/Show.S01E01.mkv")
+    assert.strictEqual(forced.rel, "tv/Show.S01")
+    assert.strictEqual(forced.srt, "tv/Show.S01/Subs/en.srt (folder_not_selected)")
+    assert.strictEqual(paths(items, filtered).video, "tv/Show.S01/Show.S01E01.mkv (folder_not_selected)")
+  })
+})
+
 describe("mapTree", () => {
   it("maps the folder chain to sanitized relative paths, parents first", () => {
     const tree = mapTree([file("f", "x.mkv", "b"), folder("b", "B/..", "a"), folder("a", "..")], ALL)

@@ -1,0 +1,313 @@
+/**
+ * Sending intakes to the service: caps, the optional cache check, the creation request,
+ * selection stages and recovery after a crash.
+ *
+ *   new ──(caps ok, cache ok)──► look up client_reference ──found──► sent
+ *                                     │ none
+ *                                     ▼
+ *                   sending (stored) ─► POST /downloads(/upload) ─► sent | selecting | new (402, 429)
+ *   selecting ─► choice by policy ─► sending ─► POST …/choices ─► sent | selecting | parked
+ *   sending found at start (no stored answer) ─► look up client_reference ─► sent | new
+ *
+ * Invariants:
+ * - Every creation request goes out only after `sending` is stored, and only after a lookup
+ *   by client_reference (= the identity) found no download: never two downloads for one
+ *   intake, whatever crashed where.
+ * - 402 and 429 put the intake back in the queue with the reason and the time it may go;
+ *   a request whose fate is unknown (no answer, 5xx) stays `sending` and is looked up.
+ * - An intake removed while its request was out gets the download id on its tombstone, so
+ *   the removal's cleanup deletes what the request created.
+ */
+import { Duration, Effect, Option } from "effect"
+import type { ApiClient } from "../api/ApiClient.ts"
+import { type ApiError, retryAfter } from "../api/ApiError.ts"
+import type { Limits } from "../api/schemas/account.ts"
+import { DownloadId, SelectionId } from "../api/schemas/common.ts"
+import type { Download, DownloadOutcome, Selection } from "../api/schemas/downloads.ts"
+import type { CategorySettings } from "../config/categoriesSettings.ts"
+import { CATEGORY_DEFAULTS } from "../config/categoriesSettings.ts"
+import type { IntakeRecord, IntakeTables } from "../store/intakeTables.ts"
+import { type ActiveCounts, afterOneDownload, capHold } from "./accountCaps.ts"
+import { chooseItem } from "./selectionPolicy.ts"
+
+/** How long a 429 without Retry-After, or a 402, keeps an intake waiting. */
+export const RATE_LIMIT_WAIT_MS = 60_000
+export const QUOTA_WAIT_MS = 15 * 60_000
+
+export interface SenderContext {
+  readonly api: ApiClient["Service"]
+  readonly tables: IntakeTables["Service"]
+  readonly categories: Readonly<Record<string, CategorySettings>>
+  readonly now: number
+}
+
+/** The lookup that makes a resend safe: the newest download carrying the identity, if any. */
+export const findByReference = (
+  api: ApiClient["Service"],
+  id: string
+): Effect.Effect<Option.Option<Download>, ApiError> =>
+  Effect.map(api.downloads.list({ clientReference: id, limit: 1 }), (page) => Option.fromNullishOr(page.items[0]))
+
+/** A `sending` intake with no stored answer (a crash, or a request whose fate is unknown): looked up, then sent or re-queued. */
+export const recoverSending = Effect.fn("IntakeSender.recover")(function* (ctx: SenderContext, record: IntakeRecord) {
+  const found = yield* findByReference(ctx.api, record.id)
+  if (Option.isSome(found)) {
+    yield* Effect.logInfo(
+      `intake: ${record.name} (${record.id}) was accepted before the answer was lost: ${found.value.id}`
+    )
+    return yield* accepted(ctx, record, found.value)
+  }
+  yield* ctx.tables.update(record.id, ["sending"], { phase: "new" }, ctx.now)
+})
+
+/**
+ * Sends one `new` intake when the caps allow; returns the limits as they stand after it
+ * (one fewer daily download when it was accepted).
+ */
+export const sendNew = Effect.fn("IntakeSender.send")(function* (
+  ctx: SenderContext,
+  record: IntakeRecord,
+  limits: Limits | null,
+  active: ActiveCounts
+) {
+  const isTorrent = record.sourceKind === "magnet" || record.sourceKind === "torrent"
+  const hold = limits === null ? undefined : capHold(limits, active, isTorrent)
+  if (hold !== undefined) {
+    yield* ctx.tables.update(record.id, ["new"], { reason: hold.reason, notBefore: hold.notBefore }, ctx.now)
+    return limits
+  }
+  const policy = ctx.categories[record.category] ?? CATEGORY_DEFAULTS
+  if (policy.cached_only && record.infoHash !== null && !(yield* isCached(ctx.api, record.infoHash))) {
+    yield* park(ctx, record, ["new"], `not cached on the service (categories.${record.category}.cached_only = true)`)
+    return limits
+  }
+  const found = yield* findByReference(ctx.api, record.id)
+  if (Option.isSome(found)) {
+    yield* ctx.tables.update(record.id, ["new"], { phase: "sending" }, ctx.now)
+    yield* accepted(ctx, record, found.value)
+    return limits
+  }
+  if (!(yield* ctx.tables.update(record.id, ["new"], { phase: "sending", reason: null, notBefore: null }, ctx.now))) {
+    return limits
+  }
+  // Listings leave the source out: read it now.
+  const full = yield* ctx.tables.get(record.id)
+  if (Option.isNone(full)) return limits
+  const answer = yield* Effect.result(create(ctx.api, full.value))
+  if (answer._tag === "Failure") {
+    yield* requestFailed(ctx, record, answer.failure)
+    return limits
+  }
+  yield* settle(ctx, record, answer.success)
+  return answer.success.kind === "download" && limits !== null ? afterOneDownload(limits) : limits
+})
+
+/** A `selecting` intake found at a round: its stage read again and answered. */
+export const resumeSelection = Effect.fn("IntakeSender.resumeSelection")(function* (
+  ctx: SenderContext,
+  record: IntakeRecord
+) {
+  if (record.selectionId === null) {
+    yield* ctx.tables.update(record.id, ["selecting"], { phase: "new" }, ctx.now)
+    return
+  }
+  const selection = yield* Effect.result(ctx.api.selections.get(SelectionId.make(record.selectionId)))
+  if (selection._tag === "Failure") {
+    if (selection.failure.reason._tag === "NotFound") {
+      yield* ctx.tables.update(record.id, ["selecting"], { phase: "new", selectionId: null }, ctx.now)
+      return
+    }
+    return yield* selection.failure
+  }
+  yield* answerSelection(ctx, record, selection.success)
+})
+
+// ---------------------------------------------------------------------------------------
+
+const create = (api: ApiClient["Service"], record: IntakeRecord): Effect.Effect<DownloadOutcome, ApiError> => {
+  const common = {
+    clientReference: record.id,
+    ...(record.directory === "" ? {} : { directory: record.directory })
+  }
+  switch (record.sourceKind) {
+    case "magnet":
+      return api.downloads.create({ ...common, magnet: new TextDecoder().decode(record.source) })
+    case "url":
+      return api.downloads.create({ ...common, url: new TextDecoder().decode(record.source) })
+    case "torrent":
+    case "nzb":
+      return api.downloads.upload({
+        ...common,
+        fileName: record.fileName ?? `${record.name}.${record.sourceKind}`,
+        content: record.source,
+        contentType: record.sourceKind === "torrent" ? "application/x-bittorrent" : "application/x-nzb"
+      })
+  }
+}
+
+/** Stores what a creation or a choice answered. */
+const settle = (ctx: SenderContext, record: IntakeRecord, outcome: DownloadOutcome): Effect.Effect<void, ApiError> =>
+  outcome.kind === "download"
+    ? accepted(ctx, record, outcome.download)
+    : Effect.gen(function* () {
+        const stored = yield* ctx.tables.update(
+          record.id,
+          ["sending"],
+          {
+            phase: "selecting",
+            selectionId: outcome.selection.id,
+            selectionExpiresAt: outcome.selection.expires_at ?? null
+          },
+          ctx.now
+        )
+        if (stored) yield* answerSelection(ctx, record, outcome.selection)
+      })
+
+const accepted = Effect.fnUntraced(function* (ctx: SenderContext, record: IntakeRecord, download: Download) {
+  const stored = yield* ctx.tables.update(
+    record.id,
+    ["sending"],
+    {
+      phase: "sent",
+      downloadId: download.id,
+      status: download.status ?? "queued",
+      reason: null,
+      notBefore: null,
+      selectionId: null,
+      selectionExpiresAt: null
+    },
+    ctx.now
+  )
+  if (stored) {
+    yield* Effect.logInfo(`intake: ${record.name} (${record.id}) accepted by the service as ${download.id}`)
+    return
+  }
+  // Removed while the request was out: the tombstone's cleanup deletes what it created.
+  yield* ctx.tables.update(record.id, ["removed"], { downloadId: download.id }, ctx.now)
+})
+
+const answerSelection = Effect.fnUntraced(function* (
+  ctx: SenderContext,
+  record: IntakeRecord,
+  selection: Selection
+): Effect.fn.Return<void, ApiError> {
+  const expires =
+    selection.expires_at === undefined || selection.expires_at === null ? Number.NaN : Date.parse(selection.expires_at)
+  if (!Number.isNaN(expires) && ctx.now >= expires) {
+    return yield* park(
+      ctx,
+      record,
+      ["selecting"],
+      "the selection expired before it was answered; resume it to start again"
+    )
+  }
+  const policy = (ctx.categories[record.category] ?? CATEGORY_DEFAULTS).selection
+  const choice = chooseItem(selection.items, policy)
+  if ("problem" in choice) {
+    return yield* park(
+      ctx,
+      record,
+      ["selecting"],
+      `${choice.problem} (categories.${record.category || "<none>"}.selection)`
+    )
+  }
+  if (!(yield* ctx.tables.update(record.id, ["selecting"], { phase: "sending" }, ctx.now))) return
+  const answer = yield* Effect.result(ctx.api.selections.choose(selection.id, choice.itemId))
+  if (answer._tag === "Failure") return yield* requestFailed(ctx, record, answer.failure)
+  yield* settle(ctx, record, answer.success)
+})
+
+/** After an unsafe request failed: wait (402, 429), look it up later (fate unknown), park or fail. */
+const requestFailed = Effect.fnUntraced(function* (ctx: SenderContext, record: IntakeRecord, error: ApiError) {
+  const r = error.reason
+  switch (r._tag) {
+    case "RateLimited": {
+      const wait = Option.match(retryAfter(error), { onNone: () => RATE_LIMIT_WAIT_MS, onSome: Duration.toMillis })
+      const at = ctx.now + (Number.isFinite(wait) ? wait : RATE_LIMIT_WAIT_MS)
+      return yield* requeue(
+        ctx,
+        record,
+        `rate limited by the service (429); retrying at ${new Date(at).toISOString()}`,
+        at
+      )
+    }
+    case "PaymentRequired": {
+      const at = ctx.now + QUOTA_WAIT_MS
+      return yield* requeue(
+        ctx,
+        record,
+        `the service refused it for the account's quota (402: ${r.message}); retrying at ${new Date(at).toISOString()}`,
+        at
+      )
+    }
+    case "Transport":
+      if (r.neverSent) return yield* requeue(ctx, record, `the service could not be reached: ${r.message}`, null)
+      return yield* Effect.logWarning(
+        `intake: ${record.name}: no answer to its request (${r.message}); looked up before sending again`
+      )
+    case "Server":
+      return yield* Effect.logWarning(`intake: ${record.name}: ${error.message}; looked up before sending again`)
+    case "Unauthorized":
+    case "Forbidden":
+      return yield* requeue(ctx, record, `the service refused the credential: ${r.message}`, null)
+    case "Conflict":
+      return yield* park(
+        ctx,
+        record,
+        ["sending"],
+        `the service refused the choice: ${r.message}; resume it to start again`
+      )
+    default:
+      yield* ctx.tables.update(
+        record.id,
+        ["sending"],
+        { phase: "failed", reason: `refused by the service: ${r.message}` },
+        ctx.now
+      )
+      return yield* Effect.logWarning(`intake: ${record.name} (${record.id}) refused by the service: ${error.message}`)
+  }
+})
+
+const requeue = (ctx: SenderContext, record: IntakeRecord, reason: string, notBefore: number | null) =>
+  Effect.andThen(
+    ctx.tables.update(record.id, ["sending"], { phase: "new", reason, notBefore, selectionId: null }, ctx.now),
+    Effect.logInfo(`intake: ${record.name} waits: ${reason}`)
+  )
+
+const park = (
+  ctx: SenderContext,
+  record: IntakeRecord,
+  from: ReadonlyArray<"new" | "selecting" | "sending">,
+  reason: string
+) =>
+  Effect.andThen(
+    ctx.tables.update(
+      record.id,
+      from,
+      { phase: "parked", reason, selectionId: null, selectionExpiresAt: null },
+      ctx.now
+    ),
+    Effect.logWarning(`intake: ${record.name} (${record.id}) parked: ${reason}`)
+  )
+
+/** POST /cache/check for one hash; the answer's shape is not shown: `[{hash, cached}]` or `{hash: bool}` are read. */
+const isCached = (api: ApiClient["Service"], hash: string): Effect.Effect<boolean, ApiError> =>
+  Effect.map(api.cache.check([hash]), (data) => {
+    if (Array.isArray(data)) {
+      return data.some(
+        (entry) =>
+          typeof entry === "object" &&
+          entry !== null &&
+          !Array.isArray(entry) &&
+          String(entry.hash).toLowerCase() === hash &&
+          entry.cached === true
+      )
+    }
+    if (typeof data === "object" && data !== null) {
+      const value = Object.entries(data).find(([k]) => k.toLowerCase() === hash)?.[1]
+      return value === true
+    }
+    return false
+  })
+
+export const downloadIdOf = (id: string): DownloadId => DownloadId.make(id)

@@ -1,0 +1,296 @@
+/**
+ * The intake queue's records (tables `intakes` and `intake_categories`, see migrations.ts):
+ * each release a surface handed in, kept from before anything is sent until a removal
+ * leaves its tombstone. The intake (src/intake/) is the only writer; several processes may
+ * share the table (`dlsync add` beside a running daemon), so every change is one statement
+ * or one transaction, and a phase change names the phases it may leave (compare-and-set).
+ *
+ * Invariants:
+ * - One row per identity, created with its source bytes, so a restart can send it.
+ * - `sending` is written before a creation request goes out and left only with its answer
+ *   stored (`sent`, `selecting`) or after a lookup by client_reference found none (`new`):
+ *   a crash in between leaves `sending`, which is looked up before any new POST.
+ * - `removed` is a tombstone: the row stays, `add` revives it.
+ */
+import type BetterSqlite3 from "better-sqlite3"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { IntakeId } from "../intake/Intake.ts"
+import { Database } from "./Database.ts"
+
+export const IntakePhase = Schema.Literals(["new", "sending", "selecting", "parked", "sent", "failed", "removed"])
+export type IntakePhase = typeof IntakePhase.Type
+
+export const SourceKind = Schema.Literals(["magnet", "torrent", "nzb", "url"])
+export type SourceKind = typeof SourceKind.Type
+
+/** A file of the service's download, once the download completed there. */
+export const IntakeFile = Schema.Struct({
+  remoteId: Schema.String,
+  /** Relative to the category's folder, `/`-separated (the local path once mirrored). */
+  path: Schema.String,
+  size: Schema.Number,
+  /** Bytes verified on local disk (lstat), `size` once the file is there as dlsync wrote it. */
+  localBytes: Schema.Number
+})
+export type IntakeFile = typeof IntakeFile.Type
+
+export const IntakeRecord = Schema.Struct({
+  id: IntakeId,
+  name: Schema.String,
+  category: Schema.String,
+  /** The folder the download was (or will be) created in, below the account root. */
+  directory: Schema.String,
+  via: Schema.String,
+  sourceKind: SourceKind,
+  fileName: Schema.NullOr(Schema.String),
+  /** The magnet or URL as UTF-8, or the file's bytes. */
+  source: Schema.Uint8Array,
+  /** The 40-hex info-hash for torrents and magnets. */
+  infoHash: Schema.NullOr(Schema.String),
+  phase: IntakePhase,
+  paused: Schema.Boolean,
+  reason: Schema.NullOr(Schema.String),
+  /** Ms since the epoch before which nothing is sent (a cap, a rate limit). */
+  notBefore: Schema.NullOr(Schema.Number),
+  selectionId: Schema.NullOr(Schema.String),
+  selectionExpiresAt: Schema.NullOr(Schema.String),
+  downloadId: Schema.NullOr(Schema.String),
+  /** The service's last reported status, progress (0..1), size and error. */
+  status: Schema.NullOr(Schema.String),
+  progress: Schema.Number,
+  size: Schema.Number,
+  fileId: Schema.NullOr(Schema.String),
+  files: Schema.NullOr(Schema.Array(IntakeFile)),
+  addedAt: Schema.Number,
+  completedAt: Schema.NullOr(Schema.Number),
+  updatedAt: Schema.Number,
+  /** What a removal still owes the service: its download record, or the record and the files. */
+  cleanup: Schema.NullOr(Schema.Literals(["record", "files"]))
+})
+export type IntakeRecord = typeof IntakeRecord.Type
+
+export type NewIntake = Pick<
+  IntakeRecord,
+  "id" | "name" | "category" | "directory" | "via" | "sourceKind" | "fileName" | "source" | "infoHash" | "paused"
+>
+
+/** Fields a phase change may set. */
+export type IntakePatch = Partial<Omit<IntakeRecord, "id" | "addedAt" | "updatedAt" | "source" | "sourceKind">>
+
+export class IntakeTables extends Context.Service<
+  IntakeTables,
+  {
+    /**
+     * Records a release, or finds it: an identity already present is returned as it is
+     * (`created: false`); a tombstone is revived as a new intake.
+     */
+    readonly add: (
+      intake: NewIntake,
+      now: number
+    ) => Effect.Effect<{ readonly record: IntakeRecord; readonly created: boolean }>
+    readonly get: (id: IntakeId) => Effect.Effect<Option.Option<IntakeRecord>>
+    /** Every record but tombstones, oldest first; `source` is left empty (read it with `get`). */
+    readonly live: Effect.Effect<ReadonlyArray<IntakeRecord>>
+    /** Tombstones whose removal still owes the service something. */
+    readonly owingCleanup: Effect.Effect<ReadonlyArray<IntakeRecord>>
+    /** Applies `patch` if the record is in one of `from`; false (nothing written) otherwise. */
+    readonly update: (
+      id: IntakeId,
+      from: ReadonlyArray<IntakePhase>,
+      patch: IntakePatch,
+      now: number
+    ) => Effect.Effect<boolean>
+    /** Remote ids the mirror takes whatever its filters: the files (and root) of live intakes' downloads. */
+    readonly mirroredIds: Effect.Effect<ReadonlySet<string>>
+    readonly categories: Effect.Effect<ReadonlyArray<string>>
+    readonly createCategory: (name: string) => Effect.Effect<void>
+    readonly removeCategory: (name: string) => Effect.Effect<void>
+  }
+>()("dlsync/store/IntakeTables") {
+  static readonly layer: Layer.Layer<IntakeTables, never, Database> = Layer.effect(
+    IntakeTables,
+    Effect.gen(function* () {
+      const { db } = yield* Database
+      return IntakeTables.of(makeIntakeTables(db))
+    })
+  )
+}
+
+export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Service"] => {
+  const q = {
+    get: db.prepare("SELECT * FROM intakes WHERE id = ?"),
+    // Listings leave the source out (a torrent file can be megabytes; surfaces list often): `get` has it.
+    live: db.prepare(`SELECT ${WITHOUT_SOURCE} FROM intakes WHERE phase <> 'removed' ORDER BY added_at, id`),
+    owingCleanup: db.prepare(`SELECT ${WITHOUT_SOURCE} FROM intakes WHERE phase = 'removed' AND cleanup IS NOT NULL`),
+    insert: db.prepare(
+      `INSERT OR REPLACE INTO intakes (id, name, category, directory, via, source_kind, file_name, source, info_hash,
+         phase, paused, progress, size, added_at, updated_at)
+       VALUES (@id, @name, @category, @directory, @via, @source_kind, @file_name, @source, @info_hash,
+         'new', @paused, 0, 0, @now, @now)`
+    ),
+    mirrored: db.prepare("SELECT file_id, files FROM intakes WHERE phase <> 'removed' AND files IS NOT NULL"),
+    categories: db.prepare("SELECT name FROM intake_categories ORDER BY name"),
+    createCategory: db.prepare("INSERT OR IGNORE INTO intake_categories (name) VALUES (?)"),
+    removeCategory: db.prepare("DELETE FROM intake_categories WHERE name = ?")
+  }
+  const getRow = (id: string): IntakeRecord | undefined => {
+    const raw = q.get.get(id)
+    return raw === undefined ? undefined : decodeRow(raw)
+  }
+  const add = db.transaction((intake: NewIntake, now: number) => {
+    const existing = getRow(intake.id)
+    if (existing !== undefined && existing.phase !== "removed") return { record: existing, created: false }
+    q.insert.run({
+      id: intake.id,
+      name: intake.name,
+      category: intake.category,
+      directory: intake.directory,
+      via: intake.via,
+      source_kind: intake.sourceKind,
+      file_name: intake.fileName,
+      source: Buffer.from(intake.source),
+      info_hash: intake.infoHash,
+      paused: intake.paused ? 1 : 0,
+      now
+    })
+    const record = getRow(intake.id)
+    if (record === undefined) throw new Error(`intake ${intake.id} vanished after its insert`)
+    return { record, created: true }
+  })
+  const update = db.transaction(
+    (id: string, from: ReadonlyArray<IntakePhase>, patch: IntakePatch, now: number): boolean => {
+      const current = getRow(id)
+      if (current === undefined || !from.includes(current.phase)) return false
+      const sets: Array<string> = ["updated_at = @updated_at"]
+      const values: Record<string, unknown> = { id, updated_at: now }
+      for (const [key, value] of Object.entries(patch)) {
+        const column = COLUMNS[key as keyof IntakePatch]
+        if (column === undefined || value === undefined) continue
+        sets.push(`${column} = @${column}`)
+        values[column] = toColumn(key, value)
+      }
+      db.prepare(`UPDATE intakes SET ${sets.join(", ")} WHERE id = @id`).run(values)
+      return true
+    }
+  )
+  return {
+    add: (intake, now) => Effect.sync(() => add.immediate(intake, now)),
+    get: (id) => Effect.sync(() => Option.fromNullishOr(getRow(id))),
+    live: Effect.sync(() => q.live.all().map(decodeRow)),
+    owingCleanup: Effect.sync(() => q.owingCleanup.all().map(decodeRow)),
+    update: (id, from, patch, now) => Effect.sync(() => update.immediate(id, from, patch, now)),
+    mirroredIds: Effect.sync(() => {
+      const ids = new Set<string>()
+      for (const raw of q.mirrored.all()) {
+        const row = decodeMirrored(raw)
+        if (row.file_id !== null) ids.add(row.file_id)
+        for (const file of row.files) ids.add(file.remoteId)
+      }
+      return ids
+    }),
+    categories: Effect.sync(() => q.categories.all().map((raw) => decodeName(raw).name)),
+    createCategory: (name) => Effect.sync(() => void q.createCategory.run(name)),
+    removeCategory: (name) => Effect.sync(() => void q.removeCategory.run(name))
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+
+const WITHOUT_SOURCE = `id, name, category, directory, via, source_kind, file_name, X'' AS source, info_hash, phase,
+  paused, reason, not_before, selection_id, selection_expires_at, download_id, status, progress, size, file_id, files,
+  added_at, completed_at, updated_at, cleanup`
+
+const COLUMNS: { readonly [K in keyof Required<IntakePatch>]: string } = {
+  name: "name",
+  category: "category",
+  directory: "directory",
+  via: "via",
+  fileName: "file_name",
+  infoHash: "info_hash",
+  phase: "phase",
+  paused: "paused",
+  reason: "reason",
+  notBefore: "not_before",
+  selectionId: "selection_id",
+  selectionExpiresAt: "selection_expires_at",
+  downloadId: "download_id",
+  status: "status",
+  progress: "progress",
+  size: "size",
+  fileId: "file_id",
+  files: "files",
+  completedAt: "completed_at",
+  cleanup: "cleanup"
+}
+
+const toColumn = (key: string, value: unknown): unknown => {
+  if (value === null) return null
+  if (key === "paused") return value === true ? 1 : 0
+  if (key === "files") return JSON.stringify(value)
+  return value
+}
+
+const Files = Schema.fromJsonString(Schema.Array(IntakeFile))
+
+const Row = Schema.Struct({
+  id: IntakeId,
+  name: Schema.String,
+  category: Schema.String,
+  directory: Schema.String,
+  via: Schema.String,
+  source_kind: SourceKind,
+  file_name: Schema.NullOr(Schema.String),
+  source: Schema.Uint8Array,
+  info_hash: Schema.NullOr(Schema.String),
+  phase: IntakePhase,
+  paused: Schema.Literals([0, 1]),
+  reason: Schema.NullOr(Schema.String),
+  not_before: Schema.NullOr(Schema.Number),
+  selection_id: Schema.NullOr(Schema.String),
+  selection_expires_at: Schema.NullOr(Schema.String),
+  download_id: Schema.NullOr(Schema.String),
+  status: Schema.NullOr(Schema.String),
+  progress: Schema.Number,
+  size: Schema.Number,
+  file_id: Schema.NullOr(Schema.String),
+  files: Schema.NullOr(Files),
+  added_at: Schema.Number,
+  completed_at: Schema.NullOr(Schema.Number),
+  updated_at: Schema.Number,
+  cleanup: Schema.NullOr(Schema.Literals(["record", "files"]))
+})
+const decodeRowColumns = Schema.decodeUnknownSync(Row)
+
+const decodeRow = (raw: unknown): IntakeRecord => {
+  const r = decodeRowColumns(raw)
+  return {
+    id: r.id,
+    name: r.name,
+    category: r.category,
+    directory: r.directory,
+    via: r.via,
+    sourceKind: r.source_kind,
+    fileName: r.file_name,
+    source: r.source,
+    infoHash: r.info_hash,
+    phase: r.phase,
+    paused: r.paused === 1,
+    reason: r.reason,
+    notBefore: r.not_before,
+    selectionId: r.selection_id,
+    selectionExpiresAt: r.selection_expires_at,
+    downloadId: r.download_id,
+    status: r.status,
+    progress: r.progress,
+    size: r.size,
+    fileId: r.file_id,
+    files: r.files,
+    addedAt: r.added_at,
+    completedAt: r.completed_at,
+    updatedAt: r.updated_at,
+    cleanup: r.cleanup
+  }
+}
+
+const decodeMirrored = Schema.decodeUnknownSync(Schema.Struct({ file_id: Schema.NullOr(Schema.String), files: Files }))
+const decodeName = Schema.decodeUnknownSync(Schema.Struct({ name: Schema.String }))
