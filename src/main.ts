@@ -93,6 +93,7 @@ const EXIT_CODES = {
   SchemaTooNew: ExitCode.config,
   TokenStoreError: ExitCode.config,
   HealthServerError: ExitCode.config,
+  BlackholeError: ExitCode.config,
   WebhookReceiverError: ExitCode.config,
   StoreDamaged: ExitCode.config,
   EmulatorStartError: ExitCode.temporary,

@@ -24,6 +24,7 @@ import { Console, Duration, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ApiObserver } from "../api/ApiHttp.ts"
 import { RunKind } from "../appstate/mirrorAppState.ts"
+import { blackholeLayer } from "../blackhole/Blackhole.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { runDaemon } from "../engine/Daemon.ts"
 import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
@@ -32,7 +33,10 @@ import { runLayer } from "../engine/engineLayer.ts"
 import { count, describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
 import { pollRequestsLayer } from "../engine/PollRequests.ts"
 import { recordSignInEvent, signInState, statusDocument } from "../engine/statusDocument.ts"
+import { intakeLayer } from "../intake/IntakeLive.ts"
 import { IntakeRunner } from "../intake/IntakeRunner.ts"
+import { qbittorrentLayer } from "../qbittorrent/QbittorrentServer.ts"
+import { SabnzbdServer } from "../sabnzbd/SabnzbdServer.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
@@ -97,7 +101,17 @@ export const daemonLayer = (config: AppConfig) => {
     Layer.provide(status)
   )
   const webhooks = WebhookReceiver.layer({ listen: config.webhooks.listen, secrets: config.webhooks.secrets })
-  return Layer.merge(server, webhooks).pipe(
+  // The ways releases come in (each off unless configured), all into the one intake queue.
+  const intakeSurfaces = Layer.mergeAll(
+    qbittorrentLayer(config),
+    SabnzbdServer.layer({
+      settings: config.sabnzbd,
+      root: config.mirror.root,
+      allowedHosts: config.server.allowed_hosts
+    }),
+    blackholeLayer(config.blackhole.watch)
+  ).pipe(Layer.provide(intakeLayer(config)))
+  return Layer.mergeAll(server, webhooks, intakeSurfaces).pipe(
     Layer.provideMerge(runLayer(config, { waitForLogin: true }, { waitForSpace: true }).pipe(Layer.provide(observed))),
     Layer.provideMerge(
       Layer.mergeAll(

@@ -137,7 +137,7 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
 
 /** IntakeLive with the configuration's root and categories: what a surface's wiring provides (the store's IntakeTables comes with the engine). */
 export const intakeLayer = (
-  config: Pick<AppConfig, "mirror" | "categories">
+  config: Pick<AppConfig, "mirror" | "categories" | "webhooks">
 ): Layer.Layer<Intake, never, IntakeTables> => IntakeLive.pipe(Layer.provide(IntakeSettings.fromConfig(config)))
 
 // ---------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ export const intakeRound = Effect.fn("Intake.round")(function* (onFilesKnown: Ef
   const store = yield* Store
   const settings = yield* IntakeSettings
   const now = yield* Clock.currentTimeMillis
-  const sender = { api, tables, categories: settings.categories, now }
+  const sender = { api, tables, categories: settings.categories, webhookUrl: settings.webhookUrl, now }
   const progress = { api, tables, store, root: settings.root, now }
   const guarded = <E>(what: string, step: Effect.Effect<unknown, E>) =>
     step.pipe(

@@ -38,6 +38,8 @@ export interface SenderContext {
   readonly api: ApiClient["Service"]
   readonly tables: IntakeTables["Service"]
   readonly categories: Readonly<Record<string, CategorySettings>>
+  /** Where the service tells of the download's end (webhooks.public_url), if anywhere. */
+  readonly webhookUrl?: string | undefined
   readonly now: number
 }
 
@@ -93,7 +95,7 @@ export const sendNew = Effect.fn("IntakeSender.send")(function* (
   // Listings leave the source out: read it now.
   const full = yield* ctx.tables.get(record.id)
   if (Option.isNone(full)) return limits
-  const answer = yield* Effect.result(create(ctx.api, full.value))
+  const answer = yield* Effect.result(create(ctx.api, full.value, ctx.webhookUrl))
   if (answer._tag === "Failure") {
     yield* requestFailed(ctx, record, answer.failure)
     return limits
@@ -124,10 +126,15 @@ export const resumeSelection = Effect.fn("IntakeSender.resumeSelection")(functio
 
 // ---------------------------------------------------------------------------------------
 
-const create = (api: ApiClient["Service"], record: IntakeRecord): Effect.Effect<DownloadOutcome, ApiError> => {
+const create = (
+  api: ApiClient["Service"],
+  record: IntakeRecord,
+  webhookUrl: string | undefined
+): Effect.Effect<DownloadOutcome, ApiError> => {
   const common = {
     clientReference: record.id,
-    ...(record.directory === "" ? {} : { directory: record.directory })
+    ...(record.directory === "" ? {} : { directory: record.directory }),
+    ...(webhookUrl === undefined ? {} : { webhookUrl })
   }
   switch (record.sourceKind) {
     case "magnet":
