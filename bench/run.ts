@@ -133,12 +133,7 @@ const main = async () => {
 /** bench/memory.ts with its defaults: the daemon's RSS idle, under HTTP load, mirroring and churn. */
 const memory = async () => {
   const { main } = await import("./memory.ts")
-  await main().catch((e: unknown) => {
-    // A setup problem is one line; anything else keeps its stack, for whoever runs the bench.
-    if (!(e instanceof BenchSetupError)) throw e
-    process.stderr.write(`bench: ${e.message}\n`)
-    process.exit(1)
-  })
+  await main()
 }
 
 type RemoteFile = DlsyncJob["files"][number]
@@ -233,7 +228,7 @@ const capped = (w: Whole) => {
   }
   const results = rounds(tools, checkBig)
   bigTable(
-    `One ${(BIG / 2 ** 20).toFixed(0)} MiB file over ${SCHEME}, every connection capped at ${CAPPED_RATE}B/s (nginx limit_rate)`,
+    `One ${(BIG / 2 ** 20).toFixed(0)} MiB file over ${SCHEME}, every connection capped at ${CAPPED_RATE.replace("m", " MiB")}/s (nginx limit_rate ${CAPPED_RATE})`,
     results
   )
   const ratio = pairRatio(results)
@@ -699,4 +694,9 @@ const hashFile = (path: string): string => {
 
 const navigatorCpus = () => (typeof navigator === "undefined" ? "?" : navigator.hardwareConcurrency)
 
-await main()
+await main().catch((e: unknown) => {
+  // A setup problem is one line; anything else keeps its stack, for whoever runs the bench.
+  if (!(e instanceof BenchSetupError)) throw e
+  process.stderr.write(`bench: ${e.message}\n`)
+  process.exit(1)
+})

@@ -164,20 +164,23 @@ ${server(port, "")}${server(cappedPort, `limit_rate ${cappedRate};`)}}
 `
   )
   Fs.mkdirSync(Path.join(dir, "tmp"), { recursive: true })
+  for (const p of [port, cappedPort]) {
+    if (await canConnect(p)) throw new BenchSetupError(`127.0.0.1:${p} is already in use; stop what listens there`)
+  }
   const nginx = ChildProcess.spawn(which("nginx") ?? "nginx", ["-p", `${dir}/`, "-c", conf, "-g", "daemon off;"], {
     stdio: ["ignore", "inherit", "pipe"]
   })
   let stderr = ""
+  // Kept for the one line that says why it did not start.
   nginx.stderr?.on("data", (d: Buffer) => {
     stderr += d.toString()
-    process.stderr.write(d)
   })
   let exited = false
   nginx.once("exit", () => {
     exited = true
   })
   for (let i = 0; i < 100 && !exited; i++) {
-    if ((await canConnect(port)) && (await canConnect(cappedPort))) return nginx
+    if ((await canConnect(port)) && (await canConnect(cappedPort)) && !exited) return nginx
     await new Promise((r) => setTimeout(r, 50))
   }
   nginx.kill("SIGKILL")
