@@ -280,8 +280,11 @@ const goal = (what: string, value: Stats, atMost: number | undefined, note = "",
   note
 ]
 
-const goalTable = (rows: ReadonlyArray<ReadonlyArray<string>>) =>
+const goalTable = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
   table(["measure", "value", "goal", "met", "note"], rows)
+  if (BIG !== 2 ** 31) console.log("(the goals are set for 2 GiB: on a smaller file dlsync's start-up weighs more)")
+  if (RUNS < 5) console.log("(the goals ask for medians of ≥ 5 rounds)")
+}
 
 /**
  * `dlsync run --once` of the installed CLI, a fresh state and an empty root, timed from
