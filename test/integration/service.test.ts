@@ -19,6 +19,7 @@ import {
   freePort,
   type Sandbox,
   sandbox,
+  seedMany,
   seedSmallLibrary,
   snapshot,
   waitUntil
@@ -185,6 +186,33 @@ describe("the daemon as a service", { timeout: 120_000 }, () => {
       assert.strictEqual(payloads.at(-1), "STOPPING=1")
     }
   )
+
+  it("/metrics shows the deletions the big-delete guard held back, and nothing is removed", async () => {
+    box = await sandbox()
+    const b = box
+    const folder = seedMany(b.emu, "bulk", 60, 8)
+    assert.strictEqual((await b.run(["run", "--once"])).code, 0)
+    b.emu.control.remove([folder])
+    const port = await freePort()
+    const origin = `http://127.0.0.1:${port}`
+    const daemon = b.spawn(["run"], {
+      env: { DLSYNC_SERVER_LISTEN: `127.0.0.1:${port}`, DLSYNC_SYNC_POLL_INTERVAL: "1h" },
+      deadlineMs: 90_000
+    })
+    const held = async () => {
+      const reply = await get(`${origin}/metrics`).catch(() => undefined)
+      return reply === undefined ? undefined : sampleValue(parsePrometheusText(reply.body), "dlsync_held_deletions")
+    }
+    await eventually(
+      async () => (await held()) === 60,
+      "held deletions in /metrics",
+      45_000,
+      () => daemon.output().stderr.slice(-3000)
+    )
+    assert.strictEqual(Fs.readdirSync(Path.join(b.root, "bulk")).length, 60, "nothing removed")
+    daemon.child.kill("SIGTERM")
+    assert.strictEqual((await daemon.exit).code, 0)
+  })
 
   it("--once opens no port; the daemon refuses a port in use (78)", async () => {
     box = await sandbox()
