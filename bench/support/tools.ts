@@ -20,7 +20,9 @@ export const TOOLS = {
   aria2c: "aria2",
   rclone: "rclone",
   openssl: "openssl",
-  taskset: "util-linux"
+  taskset: "util-linux",
+  /** measure()'s wrapper: Node cannot read a child's rusage. */
+  python3: "python3"
 } as const
 
 /** Installs the tools' Debian packages when one is missing; one line naming what is missing if that fails. */
@@ -32,10 +34,10 @@ export const ensureTools = (): void => {
   console.log(`installing ${packages} (apt-get)…`)
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
   try {
-    ChildProcess.execSync("apt-get update -qq", { stdio: ["ignore", "ignore", "inherit"], env })
-    ChildProcess.execSync(`apt-get install -y -qq ${packages}`, { stdio: ["ignore", "ignore", "inherit"], env })
+    ChildProcess.execSync("apt-get update -qq", { stdio: "ignore", env })
+    ChildProcess.execSync(`apt-get install -y -qq ${packages}`, { stdio: "ignore", env })
   } catch {
-    // Reported below, by what is still missing.
+    // Reported below in one line, by what is still missing; apt-get run by hand says why.
   }
   const still = missing()
   if (still.length > 0) {
@@ -87,7 +89,9 @@ export const makeCertificate = (dir: string): { readonly cert: string; readonly 
 }
 
 export const which = (tool: string): string | undefined => {
-  for (const dir of ["/usr/sbin", "/usr/bin", "/usr/local/bin", "/sbin", "/bin"]) {
+  // nginx lives in sbin, often not on a user's PATH.
+  const path = (process.env.PATH ?? "").split(":").filter((d) => d !== "")
+  for (const dir of ["/usr/sbin", "/usr/bin", "/usr/local/bin", "/sbin", "/bin", ...path]) {
     const p = Path.join(dir, tool)
     if (Fs.existsSync(p)) return p
   }
