@@ -288,8 +288,8 @@ const filesByState = Effect.fnUntraced(function* (store: Store["Service"]) {
 
 /**
  * What one transfer event adds to the metrics: the bytes and outcome of a finished download,
- * the outcome of a parked or paused one, a download retry, or a link request held back by the service's rate limit (the engine's wait, beyond
- * what the API client waits itself).
+ * the outcome of a parked or paused one, a download retry, or a link request held back by
+ * the service's rate limit (the engine's wait, beyond what the API client waits itself).
  */
 export const countTransferEvent = (metrics: MetricsShape, event: TransferEvent): Effect.Effect<void> => {
   switch (event._tag) {
