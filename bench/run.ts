@@ -170,6 +170,8 @@ const DLSYNC = "dlsync run --once"
 const RCLONE_DURABLE = "rclone 4 streams && sync FILE"
 const DLSYNC_PINNED = "dlsync run --once, taskset -c 0"
 const RCLONE_PINNED = "rclone 4 streams && sync FILE, taskset -c 0"
+/** support/socketFloor.ts: what a bare Node 24 process pays for the bytes alone. */
+const NODE_FLOOR = "Node floor: 1 socket, onread, fdatasync (diag.)"
 
 const big = (w: Whole) => {
   const tools: Record<string, () => Measured> = {
@@ -188,6 +190,14 @@ const big = (w: Whole) => {
         `count=${BIG / 2 ** 20}`,
         "conv=fdatasync",
         "status=none"
+      ]),
+    [NODE_FLOOR]: () =>
+      peer([
+        NODE,
+        Path.join(import.meta.dirname, "support", "socketFloor.ts"),
+        `${w.cdn}/big.bin`,
+        Path.join(OUT, "big.bin"),
+        ...(w.caCert === undefined ? [] : [w.caCert])
       ]),
     [DLSYNC_PINNED]: () => dlsyncOnce(w, ["taskset", "-c", "0"]),
     [RCLONE_PINNED]: () => durable(["taskset", "-c", "0", ...rclone4(w)])
@@ -210,7 +220,8 @@ const big = (w: Whole) => {
       ratio(DLSYNC, "disk: dd conv=fdatasync", wall),
       undefined,
       "the disk's floor"
-    )
+    ),
+    goal(`${DLSYNC} CPU s / ${NODE_FLOOR}`, ratio(DLSYNC, NODE_FLOOR, cpu), undefined, "Node's floor")
   ])
   console.log("")
 }
