@@ -8,13 +8,15 @@
  *   node bench/fileSteps.ts [--files 2000] [--runs 5] [--no-fsync]
  *
  * Variants, each in its own process, alternating round by round (A B C D A B …):
- * - `thread pool, 8 at a time` — what dlsync and any Node program do: every step an
- *   asynchronous call, 8 files in flight, folder fsyncs coalesced as the engine's;
+ * - `thread pool, 8 at a time` — what dlsync and any Node program do: every file step an
+ *   asynchronous call, 8 files in flight, then one synchronous fsync of the folder per file
+ *   after its rename, as dlsync's landing does (src/fs/landFile.ts);
  * - `one synchronous loop` — the floor of the system calls: one file after another on the
  *   main thread, a folder fsync every 8 files (never a choice for a daemon: the event loop
  *   stalls on every fsync);
  * - `sync metadata, pool fsync` — open, write, futimes, close and rename synchronous on
- *   the main thread, the fsyncs asynchronous;
+ *   the main thread, the fsyncs asynchronous, folder fsyncs coalesced (dirSyncer.ts: one
+ *   for the files renamed while the last ran);
  * - `batched I/O worker` — one worker thread takes the files that are ready in one message
  *   and lands them synchronously, with one folder fsync per batch.
  * Prints files/s and CPU seconds of the whole process (every thread): medians (min–max).
@@ -24,6 +26,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { Worker } from "node:worker_threads"
+import { fsyncDirSync } from "../src/fs/fsyncDir.ts"
 import { makeDirSyncer } from "../src/transfer/dirSyncer.ts"
 import { nodeTransferFs } from "../src/transfer/TransferFs.ts"
 import { startSelfMeasure } from "./support/selfMeasure.ts"
@@ -71,9 +74,8 @@ const inFlight = async (land: (i: number) => Promise<void>): Promise<void> => {
   )
 }
 
-const threadPool = () => {
-  const dirSync = makeDirSyncer(nodeTransferFs.fsyncDir)
-  return inFlight(async (i) => {
+const threadPool = () =>
+  inFlight(async (i) => {
     const data = body(i)
     const fd = await call<number>((cb) => Fs.open(partialOf(i), "w", cb))
     await call<number>((cb) => Fs.write(fd, data, 0, data.length, 0, cb))
@@ -81,15 +83,8 @@ const threadPool = () => {
     if (FSYNC) await call((cb) => Fs.fsync(fd, cb))
     await call((cb) => Fs.close(fd, cb))
     await call((cb) => Fs.rename(partialOf(i), finalOf(i), cb))
-    if (FSYNC) await dirSync.sync(FINAL)
+    if (FSYNC) fsyncDirSync(FINAL)
   })
-}
-
-const fsyncDirSync = () => {
-  const fd = Fs.openSync(FINAL, Fs.constants.O_RDONLY | Fs.constants.O_DIRECTORY)
-  Fs.fsyncSync(fd)
-  Fs.closeSync(fd)
-}
 
 const syncLoop = async () => {
   for (let i = 0; i < FILES; i++) {
@@ -100,7 +95,7 @@ const syncLoop = async () => {
     if (FSYNC) Fs.fsyncSync(fd)
     Fs.closeSync(fd)
     Fs.renameSync(partialOf(i), finalOf(i))
-    if (FSYNC && (i % IN_FLIGHT === IN_FLIGHT - 1 || i === FILES - 1)) fsyncDirSync()
+    if (FSYNC && (i % IN_FLIGHT === IN_FLIGHT - 1 || i === FILES - 1)) fsyncDirSync(FINAL)
   }
 }
 

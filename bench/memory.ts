@@ -22,8 +22,7 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import { bundle } from "../scripts/build.ts"
-import { emulatorJson, freePort, table } from "./support/tools.ts"
+import { emulatorJson, freePort, installCli, table } from "./support/tools.ts"
 
 const { values: args } = parseArgs({
   options: {
@@ -45,7 +44,6 @@ const REQUESTS = Number(args.requests)
 const IDLE_CONNECTIONS = Number(args.idle)
 const FILE_SIZE = 4096
 const DIR = String(args.dir)
-const ROOT = Path.resolve(import.meta.dirname, "..")
 const NODE = process.execPath
 const LOAD = Path.join(import.meta.dirname, "support", "httpLoad.ts")
 /** How long the daemon is left alone before an "idle" figure is read. */
@@ -200,15 +198,6 @@ export const main = async () => {
  * beside the bundle it runs (dist/dlsync.mjs, scripts/build.ts) and a link to node_modules
  * (the external better-sqlite3). No sources beside it, so the launcher takes the bundle.
  */
-const installCli = async (dir: string): Promise<string> => {
-  Fs.mkdirSync(Path.join(dir, "bin"), { recursive: true })
-  Fs.copyFileSync(Path.join(ROOT, "bin", "dlsync.js"), Path.join(dir, "bin", "dlsync.js"))
-  Fs.copyFileSync(Path.join(ROOT, "package.json"), Path.join(dir, "package.json"))
-  Fs.symlinkSync(Path.join(ROOT, "node_modules"), Path.join(dir, "node_modules"))
-  await bundle(Path.join(ROOT, "src", "main.ts"), Path.join(dir, "dist", "dlsync.mjs"))
-  return Path.join(dir, "bin", "dlsync.js")
-}
-
 const yes = (ok: boolean) => (ok ? "yes" : "NO")
 
 /** One change to the account: a rename of one of the files, or every fourth change a new file. */

@@ -1,20 +1,19 @@
 /**
  * The floor of plain Node for dlsync's small-file work, as a diagnostic beside dlsync: what
  * a Node 24 process does without dlsync's engine (no Effect, no journal, no checks; only the
- * engine's plain folder-fsync helpers, so the landing ends as the engine's does).
+ * shared folder-fsync helper, so the landing ends as the engine's does).
  * Per file, 8 at a time: the link from the service (undici POST, the bearer, JSON.parse;
  * skipped with `links: false`, which GETs the emulator's link path on nginx directly),
  * the body with undici's `request` on a keep-alive pool, then the same durable landing as
- * dlsync's: open, write, futimes, fsync, close, rename onto the final path, and an fsync of
- * the folder (TransferFs.fsyncDir, coalesced by dirSyncer.ts). Prints the
- * runner's JSON line (dlsyncRun.ts), measured the same way.
+ * dlsync's: open, write, futimes, fsync, close, rename onto the final path, and one
+ * synchronous fsync of the folder per file, as dlsync's landing does (src/fs/landFile.ts).
+ * Prints the runner's JSON line (dlsyncRun.ts), measured the same way.
  *   node nodeFloor.ts '<DlsyncJob JSON + { "links": boolean, "cdn": string }>'
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Agent, request } from "undici"
-import { makeDirSyncer } from "../../src/transfer/dirSyncer.ts"
-import { nodeTransferFs } from "../../src/transfer/TransferFs.ts"
+import { fsyncDirSync } from "../../src/fs/fsyncDir.ts"
 import type { DlsyncJob } from "./dlsyncRun.ts"
 import { startSelfMeasure } from "./selfMeasure.ts"
 
@@ -44,9 +43,6 @@ const urlOf = async (id: string): Promise<string> => {
   return (JSON.parse(await response.body.text()) as { data: { url: string } }).data.url
 }
 
-/** The engine's own folder fsync, coalesced per folder as the engine does (plain helpers, no Effect). */
-const dirSyncer = makeDirSyncer(nodeTransferFs.fsyncDir)
-
 const land = async (file: DlsyncJob["files"][number], index: number): Promise<void> => {
   const response = await request(await urlOf(file.id), { dispatcher: agent })
   if (response.statusCode !== 200) throw new Error(`GET: ${response.statusCode}`)
@@ -60,7 +56,7 @@ const land = async (file: DlsyncJob["files"][number], index: number): Promise<vo
   await call((cb) => Fs.fsync(fd, cb))
   await call((cb) => Fs.close(fd, cb))
   await call((cb) => Fs.rename(partial, final, cb))
-  await dirSyncer.sync(Path.dirname(final))
+  fsyncDirSync(Path.dirname(final))
 }
 
 // Folders made before the clock starts, as dlsync's are known after its first file.

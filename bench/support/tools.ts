@@ -1,7 +1,8 @@
 /**
- * Benchmark plumbing: the peer tools (installed from Debian on demand), an nginx of our
- * own on a loopback port, process measurement (wall, CPU, peak RSS through getrusage of
- * the child), and medians.
+ * Benchmark plumbing: the peer tools (installed from Debian on demand), a certificate made
+ * at setup, an nginx of our own on loopback ports (https or http, one of them capped per
+ * connection), the dlsync CLI installed as `npm ci` installs it, process measurement (wall,
+ * CPU, peak RSS through getrusage of the child), and medians.
  */
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
@@ -9,20 +10,88 @@ import * as Net from "node:net"
 import * as Path from "node:path"
 import { bundle } from "../../scripts/build.ts"
 
-export const TOOLS = ["nginx", "curl", "aria2c", "rclone"] as const
+/** A setup problem: run.ts prints its message as one line and exits 1, no stack. */
+export class BenchSetupError extends Error {}
 
-/** Installs nginx, curl, aria2 and rclone from Debian's packages when one is missing. */
+/** Each tool the benchmark runs, and the Debian package it comes from. */
+export const TOOLS = {
+  nginx: "nginx",
+  curl: "curl",
+  aria2c: "aria2",
+  rclone: "rclone",
+  openssl: "openssl",
+  taskset: "util-linux",
+  /** measure()'s wrapper: Node cannot read a child's rusage. */
+  python3: "python3"
+} as const
+
+/** Installs the tools' Debian packages when one is missing; one line naming what is missing if that fails. */
 export const ensureTools = (): void => {
-  const missing = TOOLS.filter((t) => which(t) === undefined)
-  if (missing.length === 0) return
-  console.log(`installing ${missing.join(", ")} (apt-get)…`)
+  const missing = () => Object.keys(TOOLS).filter((t) => which(t) === undefined) as Array<keyof typeof TOOLS>
+  const before = missing()
+  if (before.length === 0) return
+  const packages = [...new Set(before.map((t) => TOOLS[t]))].join(" ")
+  console.log(`installing ${packages} (apt-get)…`)
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
-  ChildProcess.execSync("apt-get update -qq", { stdio: "inherit", env })
-  ChildProcess.execSync("apt-get install -y -qq nginx curl aria2 rclone", { stdio: "inherit", env })
+  try {
+    ChildProcess.execSync("apt-get update -qq", { stdio: "ignore", env })
+    ChildProcess.execSync(`apt-get install -y -qq ${packages}`, { stdio: "ignore", env })
+  } catch {
+    // Reported below in one line, by what is still missing; apt-get run by hand says why.
+  }
+  const still = missing()
+  if (still.length > 0) {
+    throw new BenchSetupError(
+      `${still.join(", ")} not installed and apt-get could not install it; run \`apt-get install ${[...new Set(still.map((t) => TOOLS[t]))].join(" ")}\` as root`
+    )
+  }
+}
+
+/**
+ * A self-signed certificate for 127.0.0.1 (subjectAltName IP:127.0.0.1), made with openssl
+ * at setup, valid two days. dlsync trusts it through NODE_EXTRA_CA_CERTS, each peer through
+ * its own option.
+ */
+export const makeCertificate = (dir: string): { readonly cert: string; readonly key: string } => {
+  const cert = Path.join(dir, "bench.crt")
+  const key = Path.join(dir, "bench.key")
+  try {
+    ChildProcess.execFileSync(
+      which("openssl") ?? "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        key,
+        "-out",
+        cert
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] }
+    )
+  } catch (e) {
+    const stderr = String((e as { stderr?: unknown }).stderr ?? (e as Error).message)
+      .trim()
+      .split("\n")[0]
+    throw new BenchSetupError(`openssl could not make the benchmark's certificate: ${stderr}`)
+  }
+  return { cert, key }
 }
 
 export const which = (tool: string): string | undefined => {
-  for (const dir of ["/usr/sbin", "/usr/bin", "/usr/local/bin", "/sbin", "/bin"]) {
+  // nginx lives in sbin, often not on a user's PATH.
+  const path = (process.env.PATH ?? "").split(":").filter((d) => d !== "")
+  for (const dir of ["/usr/sbin", "/usr/bin", "/usr/local/bin", "/sbin", "/bin", ...path]) {
     const p = Path.join(dir, tool)
     if (Fs.existsSync(p)) return p
   }
@@ -40,13 +109,43 @@ export const freePort = (): Promise<number> =>
     })
   })
 
+export interface NginxSetup {
+  readonly dir: string
+  /** The uncapped port, and one whose every connection is capped at `cappedRate` (nginx limit_rate). */
+  readonly port: number
+  readonly cappedPort: number
+  readonly cappedRate: string
+  /** https with this certificate; plain http when undefined. */
+  readonly tls: { readonly cert: string; readonly key: string } | undefined
+}
+
 /**
- * Starts nginx in the foreground on `port`, logging body bytes per request. It serves
- * `dir/www` by name (for the peers) and `dir/ids/<file id>` at the emulator's link paths
- * `/dl/<file id>/<name>` (for dlsync; see src/emulator/README.md, `--cdn-base`).
+ * Starts nginx in the foreground, logging body bytes per request, on two loopback ports:
+ * `port`, and `cappedPort` with every connection capped at `cappedRate`. Both serve
+ * `dir/www` by name (for the peers) and, for dlsync, `dir/ids/<tag>/<file id>` at
+ * `/e/<tag>/dl/<file id>/<name>`: the links of an emulator started with
+ * `--cdn-base <origin>/e/<tag>` (see src/emulator/README.md); each emulator has its own tag,
+ * since their file ids repeat. A port already taken, or any other start failure, is one line.
  */
-export const startNginx = async (dir: string, port: number): Promise<ChildProcess.ChildProcess> => {
+export const startNginx = async (setup: NginxSetup): Promise<ChildProcess.ChildProcess> => {
+  const { dir, port, cappedPort, cappedRate, tls } = setup
   const conf = Path.join(dir, "nginx.conf")
+  const listen = (p: number) => `listen 127.0.0.1:${p}${tls === undefined ? "" : " ssl"};`
+  const ssl =
+    tls === undefined
+      ? ""
+      : `ssl_certificate ${tls.cert};
+    ssl_certificate_key ${tls.key};
+    ssl_protocols TLSv1.3;`
+  const server = (p: number, extra: string) => `  server {
+    ${listen(p)}
+    ${ssl}
+    ${extra}
+    root ${dir}/www;
+    autoindex on;
+    location /e/ { rewrite ^/e/([^/]+)/dl/([^/]+)/ /$1/$2 break; root ${dir}/ids; }
+  }
+`
   Fs.writeFileSync(
     conf,
     `worker_processes 2;
@@ -65,25 +164,34 @@ http {
   fastcgi_temp_path ${dir}/tmp;
   uwsgi_temp_path ${dir}/tmp;
   scgi_temp_path ${dir}/tmp;
-  server {
-    listen 127.0.0.1:${port};
-    root ${dir}/www;
-    autoindex on;
-    location /dl/ { rewrite ^/dl/([^/]+)/ /$1 break; root ${dir}/ids; }
-  }
-}
+${server(port, "")}${server(cappedPort, `limit_rate ${cappedRate};`)}}
 `
   )
   Fs.mkdirSync(Path.join(dir, "tmp"), { recursive: true })
+  for (const p of [port, cappedPort]) {
+    if (await canConnect(p)) throw new BenchSetupError(`127.0.0.1:${p} is already in use; stop what listens there`)
+  }
   const nginx = ChildProcess.spawn(which("nginx") ?? "nginx", ["-p", `${dir}/`, "-c", conf, "-g", "daemon off;"], {
-    stdio: "inherit"
+    stdio: ["ignore", "inherit", "pipe"]
   })
-  for (let i = 0; i < 100; i++) {
-    if (await canConnect(port)) return nginx
+  let stderr = ""
+  // Kept for the one line that says why it did not start.
+  nginx.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString()
+  })
+  let exited = false
+  nginx.once("exit", () => {
+    exited = true
+  })
+  for (let i = 0; i < 100 && !exited; i++) {
+    if ((await canConnect(port)) && (await canConnect(cappedPort)) && !exited) return nginx
     await new Promise((r) => setTimeout(r, 50))
   }
   nginx.kill("SIGKILL")
-  throw new Error("nginx did not start")
+  const why = (stderr.trim().split("\n").at(-1) ?? "").replace(/^nginx: /, "")
+  throw new BenchSetupError(
+    `nginx could not start on 127.0.0.1:${port} and :${cappedPort}: ${why === "" ? "it did not answer within 5 s" : why}`
+  )
 }
 
 export interface Measured {
@@ -108,9 +216,14 @@ const CLOCK_TICKS = 100
 /**
  * Runs a command to completion and measures it from outside: wall time, user+system CPU
  * and peak RSS of the process tree's largest member (getrusage(RUSAGE_CHILDREN) in a tiny
- * Python wrapper, since Node cannot read a child's rusage).
+ * Python wrapper, since Node cannot read a child's rusage). `env` is the command's whole
+ * environment (default: this process's).
  */
-export const measure = (command: string, args: ReadonlyArray<string>): Measured => {
+export const measure = (
+  command: string,
+  args: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv = process.env
+): Measured => {
   const wrapper = `
 import json, resource, subprocess, sys, time
 t = time.perf_counter()
@@ -119,7 +232,7 @@ e = time.perf_counter() - t
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"code": r.returncode, "seconds": e, "cpu": u.ru_utime + u.ru_stime, "rss": u.ru_maxrss}))
 `
-  const out = ChildProcess.execFileSync("python3", ["-c", wrapper, command, ...args], { encoding: "utf8" })
+  const out = ChildProcess.execFileSync("python3", ["-c", wrapper, command, ...args], { encoding: "utf8", env })
   const r: { code: number; seconds: number; cpu: number; rss: number } = JSON.parse(
     out.trim().split("\n").pop() ?? "{}"
   )
@@ -183,6 +296,22 @@ const canConnect = (port: number): Promise<boolean> =>
     })
     s.once("error", () => resolve(false))
   })
+
+/**
+ * The dlsync CLI installed in `dir` as `npm ci` installs it: the launcher bin/dlsync.js
+ * beside the bundle dist/dlsync.mjs (built from src/main.ts by scripts/build.ts) and
+ * package.json, with a link to the project's node_modules. Returns the launcher's path.
+ */
+export const installCli = async (dir: string): Promise<string> => {
+  const root = Path.resolve(import.meta.dirname, "..", "..")
+  Fs.rmSync(dir, { recursive: true, force: true })
+  Fs.mkdirSync(Path.join(dir, "bin"), { recursive: true })
+  Fs.copyFileSync(Path.join(root, "bin", "dlsync.js"), Path.join(dir, "bin", "dlsync.js"))
+  Fs.copyFileSync(Path.join(root, "package.json"), Path.join(dir, "package.json"))
+  Fs.symlinkSync(Path.join(root, "node_modules"), Path.join(dir, "node_modules"))
+  await bundle(Path.join(root, "src", "main.ts"), Path.join(dir, "dist", "dlsync.mjs"))
+  return Path.join(dir, "bin", "dlsync.js")
+}
 
 /**
  * Bundles a benchmark runner as the CLI ships (scripts/build.ts) into `dir` (emptied first),

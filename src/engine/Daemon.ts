@@ -108,6 +108,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
 
   yield* Effect.acquireRelease(readiness.setStoreOpen(true), () => readiness.setStoreOpen(false))
   yield* observeTransfers
+  yield* metrics.watchRootFreeSpace(settings.root)
 
   yield* Effect.acquireRelease(
     Effect.sync(() => {
@@ -177,6 +178,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     yield* Effect.logInfo(message)
     yield* notify.status(message)
     yield* metrics.setFilesByState(yield* filesByState(store))
+    yield* metrics.setHeldDeletions(report.held?.count ?? 0)
     inLine = report.failures.length === 0 && report.held === null
     if (inLine) yield* metrics.syncSucceeded
   })
@@ -258,11 +260,13 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     localChanged = false
     inLine = false
     failedAt = null
+    const started = yield* Clock.currentTimeMillis
     // The daemon's transfer queue waits for room; a queue that did not is retried at a later poll.
     const reconciled = yield* pass.reconcile({ allowBigDelete: false }).pipe(
       Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)),
       Effect.catchDefect(whenStateDiskFull(null))
     )
+    yield* metrics.passFinished(((yield* Clock.currentTimeMillis) - started) / 1000)
     if (reconciled === null) {
       failedAt = yield* Clock.currentTimeMillis
       return
@@ -294,14 +298,18 @@ const filesByState = Effect.fnUntraced(function* (store: Store["Service"]) {
 })
 
 /**
- * What one transfer event adds to the metrics: the bytes of a finished download, a download
- * retry, or a link request held back by the service's rate limit (the engine's wait, beyond
- * what the API client waits itself).
+ * What one transfer event adds to the metrics: the bytes and outcome of a finished download,
+ * the outcome of a parked or paused one, a download retry, or a link request held back by
+ * the service's rate limit (the engine's wait, beyond what the API client waits itself).
  */
 export const countTransferEvent = (metrics: MetricsShape, event: TransferEvent): Effect.Effect<void> => {
   switch (event._tag) {
     case "Finished":
-      return metrics.addBytesTransferred(event.fetched)
+      return Effect.andThen(metrics.addBytesTransferred(event.fetched), metrics.fileTransfer("landed"))
+    case "Parked":
+      return metrics.fileTransfer("failed")
+    case "Paused":
+      return metrics.fileTransfer("paused")
     case "Retrying":
       return metrics.retry("download")
     case "RateLimited":

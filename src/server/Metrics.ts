@@ -18,14 +18,26 @@
  *   feed_lag_seconds                          gauge    time since the feed last reached its head
  *   last_sync_success_timestamp_seconds       gauge    Unix time of the last complete pass
  *   app_state_writes_total{outcome}           counter  app-state PUTs: written, precondition_failed (412), failed
+ *   pass_duration_seconds                     histogram how long each reconcile pass took
+ *   file_transfers_total{outcome}             counter  files whose transfer ended: landed, failed (parked), paused
+ *   held_deletions                            gauge    deletions the last pass held back (the big-delete guard)
+ *   root_free_bytes                           gauge    free bytes on the mirror root's file system, read at scrape
+ *
+ * And the standard process_* families every Prometheus client exports (processMetrics.ts),
+ * read at scrape: resident memory, CPU seconds, open and max fds, start time.
  *
  * Label values must have bounded cardinality: `operation` is a route template such as
  * "GET /files/{file}", never a concrete path or id.
  */
+import * as Fs from "node:fs"
 import { Clock, Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
+import { readProcessMetrics } from "./processMetrics.ts"
 
 export type AppStateWriteOutcome = "written" | "precondition_failed" | "failed"
+
+/** How a file's transfer ended: landed in the mirror, parked as failed, or paused (disk space, rate limit). */
+export type FileTransferOutcome = "landed" | "failed" | "paused"
 
 export interface MetricsShape {
   /** Sets the number of files in each state; a state set before and missing now drops to 0. */
@@ -46,7 +58,15 @@ export interface MetricsShape {
   readonly syncSucceeded: Effect.Effect<void>
   /** Counts `count` (default 1) app-state writes with this outcome. */
   readonly appStateWrite: (outcome: AppStateWriteOutcome, count?: number) => Effect.Effect<void>
-  /** The exposition text, with feed lag measured at the moment of the call. */
+  /** One reconcile pass took `seconds`. */
+  readonly passFinished: (seconds: number) => Effect.Effect<void>
+  /** One file's transfer ended this way. */
+  readonly fileTransfer: (outcome: FileTransferOutcome) => Effect.Effect<void>
+  /** Deletions the last pass held back (0 when none). */
+  readonly setHeldDeletions: (count: number) => Effect.Effect<void>
+  /** The mirror root whose file system's free space each scrape reports. */
+  readonly watchRootFreeSpace: (root: string) => Effect.Effect<void>
+  /** The exposition text, with feed lag, free space and the process figures measured at the moment of the call. */
   readonly render: Effect.Effect<string>
 }
 
@@ -101,14 +121,47 @@ const makeMetrics = Effect.gen(function* () {
     incremental: true
   })
 
+  const passDuration = Metric.histogram("dlsync_pass_duration_seconds", {
+    description: "How long each reconcile pass (plan, local actions, downloads) took, in seconds.",
+    boundaries: PASS_DURATION_BOUNDARIES
+  })
+  const fileTransfers = Metric.counter("dlsync_file_transfers_total", {
+    description: "Files whose transfer ended, by outcome: landed, failed (parked until a later pass), paused.",
+    incremental: true
+  })
+  const heldDeletions = Metric.gauge("dlsync_held_deletions", {
+    description: "Deletions the last pass held back because they exceeded the big-delete limit."
+  })
+  const rootFree = Metric.gauge("dlsync_root_free_bytes", {
+    description: "Free bytes available to dlsync on the mirror root's file system."
+  })
+  const processMetrics = {
+    residentMemory: Metric.gauge("process_resident_memory_bytes", { description: "Resident memory size in bytes." }),
+    cpuSeconds: Metric.counter("process_cpu_seconds_total", {
+      description: "Total user and system CPU time spent in seconds.",
+      incremental: true
+    }),
+    openFds: Metric.gauge("process_open_fds", { description: "Number of open file descriptors." }),
+    maxFds: Metric.gauge("process_max_fds", { description: "Maximum number of open file descriptors." }),
+    startTime: Metric.gauge("process_start_time_seconds", {
+      description: "Start time of the process since unix epoch in seconds."
+    })
+  }
+
   // Series that exist from the start, so rate() and alerts see a 0 rather than nothing.
   bytes.updateUnsafe(0, context)
   rate.updateUnsafe(0, context)
   queue.updateUnsafe(0, context)
   for (const outcome of APP_STATE_OUTCOMES) Metric.withAttributes(appState, { outcome }).updateUnsafe(0, context)
+  for (const outcome of FILE_TRANSFER_OUTCOMES) {
+    Metric.withAttributes(fileTransfers, { outcome }).updateUnsafe(0, context)
+  }
+  heldDeletions.updateUnsafe(0, context)
 
   const knownStates = new Set<string>()
   let caughtUpAtMs: number | undefined
+  let root: string | undefined
+  let cpuSecondsSeen = 0
 
   const nowSeconds = () => clock.currentTimeMillisUnsafe() / 1000
 
@@ -141,13 +194,48 @@ const makeMetrics = Effect.gen(function* () {
       Effect.sync(() => {
         if (count > 0) Metric.withAttributes(appState, { outcome }).updateUnsafe(count, context)
       }),
+    passFinished: (seconds) => Effect.sync(() => passDuration.updateUnsafe(seconds, context)),
+    fileTransfer: (outcome) =>
+      Effect.sync(() => Metric.withAttributes(fileTransfers, { outcome }).updateUnsafe(1, context)),
+    setHeldDeletions: (count) => Effect.sync(() => heldDeletions.updateUnsafe(count, context)),
+    watchRootFreeSpace: (path) =>
+      Effect.sync(() => {
+        root = path
+      }),
     render: Effect.sync(() => {
       if (caughtUpAtMs !== undefined) {
         feedLag.updateUnsafe(Math.max(0, clock.currentTimeMillisUnsafe() - caughtUpAtMs) / 1000, context)
       }
+      const free = root === undefined ? undefined : freeBytes(root)
+      if (free !== undefined) rootFree.updateUnsafe(free, context)
+      const proc = readProcessMetrics()
+      processMetrics.residentMemory.updateUnsafe(proc.residentMemoryBytes, context)
+      // A counter adds: what was spent since the last scrape.
+      processMetrics.cpuSeconds.updateUnsafe(proc.cpuSeconds - cpuSecondsSeen, context)
+      cpuSecondsSeen = proc.cpuSeconds
+      processMetrics.startTime.updateUnsafe(proc.startTimeSeconds, context)
+      if (proc.openFds !== undefined) processMetrics.openFds.updateUnsafe(proc.openFds, context)
+      if (proc.maxFds !== undefined) processMetrics.maxFds.updateUnsafe(proc.maxFds, context)
       return PrometheusMetrics.formatUnsafe(context)
     })
   })
 })
 
 const APP_STATE_OUTCOMES: ReadonlyArray<AppStateWriteOutcome> = ["written", "precondition_failed", "failed"]
+const FILE_TRANSFER_OUTCOMES: ReadonlyArray<FileTransferOutcome> = ["landed", "failed", "paused"]
+
+/** From a quick no-change poll (well under a second) to a first pass over a large library (hours). */
+const PASS_DURATION_BOUNDARIES = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14_400]
+
+/**
+ * Free bytes for an unprivileged writer on `path`'s file system; undefined when it cannot be
+ * read (the root unmounted), so the series is left out rather than reported as 0.
+ */
+const freeBytes = (path: string): number | undefined => {
+  try {
+    const s = Fs.statfsSync(path)
+    return s.bavail * s.bsize
+  } catch {
+    return undefined
+  }
+}

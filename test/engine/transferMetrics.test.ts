@@ -23,4 +23,21 @@ describe("countTransferEvent", () => {
       assert.isUndefined(sampleValue(families, "dlsync_retries_total", { operation: "download" }))
     }).pipe(Effect.provide(Layer.fresh(Metrics.layer)))
   )
+
+  it.effect("a landed file counts its bytes and one landed outcome; parked and paused files count their outcome", () =>
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      const file = { fileId: "f", name: "a.mkv" }
+      yield* countTransferEvent(metrics, { _tag: "Finished", ...file, size: 10, fetched: 10, elapsedMs: 5 })
+      yield* countTransferEvent(metrics, { _tag: "Parked", ...file, reason: "refused" })
+      yield* countTransferEvent(metrics, { _tag: "Paused", ...file, reason: "not enough free space" })
+      yield* countTransferEvent(metrics, { _tag: "Started", ...file, size: 10, resumedAt: 0 })
+      const families = parsePrometheusText(yield* metrics.render)
+      const outcome = (o: string) => sampleValue(families, "dlsync_file_transfers_total", { outcome: o })
+      assert.strictEqual(outcome("landed"), 1)
+      assert.strictEqual(outcome("failed"), 1)
+      assert.strictEqual(outcome("paused"), 1)
+      assert.strictEqual(sampleValue(families, "dlsync_transferred_bytes_total"), 10)
+    }).pipe(Effect.provide(Layer.fresh(Metrics.layer)))
+  )
 })

@@ -11,6 +11,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, assert, describe, it } from "@effect/vitest"
+import { parsePrometheusText, sampleValue } from "../server/promText.ts"
 import { hasTool, skipWithout } from "../service/systemdTools.ts"
 import {
   eventually,
@@ -18,6 +19,7 @@ import {
   freePort,
   type Sandbox,
   sandbox,
+  seedMany,
   seedSmallLibrary,
   snapshot,
   waitUntil
@@ -87,6 +89,27 @@ describe("the daemon as a service", { timeout: 120_000 }, () => {
     assert.isAbove(metricValue(metrics.body, "dlsync_last_sync_success_timestamp_seconds", {}) ?? 0, 0)
     assert.isDefined(metricValue(metrics.body, "dlsync_feed_lag_seconds", {}))
     assert.isDefined(metricValue(metrics.body, "dlsync_transfer_queue_depth", {}))
+    // What users watch the daemon with: the process, its passes, each file's outcome, the disk.
+    const families = parsePrometheusText(metrics.body)
+    const daemonRss =
+      Number(/VmRSS:\s+(\d+) kB/.exec(Fs.readFileSync(`/proc/${daemon.child.pid}/status`, "utf8"))?.[1]) * 1024
+    assert.closeTo(sampleValue(families, "process_resident_memory_bytes") ?? 0, daemonRss, 32 * 2 ** 20)
+    assert.isAbove(sampleValue(families, "process_cpu_seconds_total") ?? 0, 0)
+    // The scrape's own socket and others come and go: close to what /proc lists now.
+    assert.closeTo(
+      sampleValue(families, "process_open_fds") ?? 0,
+      Fs.readdirSync(`/proc/${daemon.child.pid}/fd`).length,
+      8
+    )
+    assert.isAbove(sampleValue(families, "process_max_fds") ?? 0, 0)
+    assert.isAbove(sampleValue(families, "process_start_time_seconds") ?? 0, Date.now() / 1000 - 120)
+    assert.strictEqual(sampleValue(families, "dlsync_file_transfers_total", { outcome: "landed" }), files.length)
+    assert.strictEqual(sampleValue(families, "dlsync_file_transfers_total", { outcome: "failed" }), 0)
+    assert.isAtLeast(sampleValue(families, "dlsync_pass_duration_seconds_count") ?? 0, 1)
+    assert.isAbove(sampleValue(families, "dlsync_pass_duration_seconds_sum") ?? 0, 0)
+    assert.strictEqual(sampleValue(families, "dlsync_held_deletions"), 0)
+    const disk = Fs.statfsSync(b.root)
+    assert.closeTo(sampleValue(families, "dlsync_root_free_bytes") ?? 0, disk.bavail * disk.bsize, 2 ** 30)
     // Operation labels are route templates, never concrete paths with ids.
     for (const line of metrics.body.split("\n").filter((l) => l.startsWith("dlsync_api_requests_total{"))) {
       assert.match(line, /operation="(GET|POST|PUT|DELETE) (\/[a-z_{}-]+)+"/)
@@ -163,6 +186,33 @@ describe("the daemon as a service", { timeout: 120_000 }, () => {
       assert.strictEqual(payloads.at(-1), "STOPPING=1")
     }
   )
+
+  it("/metrics shows the deletions the big-delete guard held back, and nothing is removed", async () => {
+    box = await sandbox()
+    const b = box
+    const folder = seedMany(b.emu, "bulk", 60, 8)
+    assert.strictEqual((await b.run(["run", "--once"])).code, 0)
+    b.emu.control.remove([folder])
+    const port = await freePort()
+    const origin = `http://127.0.0.1:${port}`
+    const daemon = b.spawn(["run"], {
+      env: { DLSYNC_SERVER_LISTEN: `127.0.0.1:${port}`, DLSYNC_SYNC_POLL_INTERVAL: "1h" },
+      deadlineMs: 90_000
+    })
+    const held = async () => {
+      const reply = await get(`${origin}/metrics`).catch(() => undefined)
+      return reply === undefined ? undefined : sampleValue(parsePrometheusText(reply.body), "dlsync_held_deletions")
+    }
+    await eventually(
+      async () => (await held()) === 60,
+      "held deletions in /metrics",
+      45_000,
+      () => daemon.output().stderr.slice(-3000)
+    )
+    assert.strictEqual(Fs.readdirSync(Path.join(b.root, "bulk")).length, 60, "nothing removed")
+    daemon.child.kill("SIGTERM")
+    assert.strictEqual((await daemon.exit).code, 0)
+  })
 
   it("--once opens no port; the daemon refuses a port in use (78)", async () => {
     box = await sandbox()

@@ -1,3 +1,5 @@
+import * as Fs from "node:fs"
+import * as Os from "node:os"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
@@ -61,7 +63,14 @@ describe("Metrics", () => {
         dlsync_retries_total: "counter",
         dlsync_feed_lag_seconds: "gauge",
         dlsync_last_sync_success_timestamp_seconds: "gauge",
-        dlsync_app_state_writes_total: "counter"
+        dlsync_app_state_writes_total: "counter",
+        dlsync_file_transfers_total: "counter",
+        dlsync_held_deletions: "gauge",
+        process_resident_memory_bytes: "gauge",
+        process_cpu_seconds_total: "counter",
+        process_open_fds: "gauge",
+        process_max_fds: "gauge",
+        process_start_time_seconds: "gauge"
       }
       assert.deepStrictEqual([...families.keys()].sort(), Object.keys(types).sort())
       for (const [name, type] of Object.entries(types)) {
@@ -85,6 +94,87 @@ describe("Metrics", () => {
       assert.strictEqual(sampleValue(families, "dlsync_last_sync_success_timestamp_seconds"), 1_700_000_000)
       assert.strictEqual(sampleValue(families, "dlsync_feed_lag_seconds"), 90)
     }).pipe(withMetrics)
+  )
+
+  it.effect("the standard process_* families report this process, read at each scrape", () =>
+    Effect.gen(function* () {
+      const first = yield* parsed
+      const rss = sampleValue(first, "process_resident_memory_bytes") ?? 0
+      assert.isAbove(rss, 10 * 2 ** 20)
+      assert.isBelow(Math.abs(rss - process.memoryUsage.rss()), 64 * 2 ** 20)
+      const cpu0 = sampleValue(first, "process_cpu_seconds_total") ?? 0
+      assert.isAbove(cpu0, 0)
+      const openFds = sampleValue(first, "process_open_fds") ?? 0
+      assert.strictEqual(openFds, Fs.readdirSync("/proc/self/fd").length - 1)
+      assert.isAtLeast(sampleValue(first, "process_max_fds") ?? 0, openFds)
+      assert.closeTo(sampleValue(first, "process_start_time_seconds") ?? 0, performance.timeOrigin / 1000, 1)
+      // Burn some CPU: the counter grows by what was spent, never resets.
+      const until = performance.now() + 50
+      while (performance.now() < until) Math.sqrt(Math.random())
+      const cpu1 = sampleValue(yield* parsed, "process_cpu_seconds_total") ?? 0
+      assert.isAbove(cpu1, cpu0 + 0.02)
+      assert.isBelow(cpu1, process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 + 0.01)
+    }).pipe(withMetrics)
+  )
+
+  it.effect("pass durations fill a histogram with cumulative buckets, a sum and a count", () =>
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      yield* metrics.passFinished(0.3)
+      yield* metrics.passFinished(20)
+      yield* metrics.passFinished(20_000)
+      const families = yield* parsed
+      assert.strictEqual(families.get("dlsync_pass_duration_seconds")?.type, "histogram")
+      const bucket = (le: string) => sampleValue(families, "dlsync_pass_duration_seconds_bucket", { le })
+      assert.strictEqual(bucket("0.1"), 0)
+      assert.strictEqual(bucket("0.5"), 1)
+      assert.strictEqual(bucket("60"), 2)
+      assert.strictEqual(bucket("+Inf"), 3)
+      assert.strictEqual(sampleValue(families, "dlsync_pass_duration_seconds_count"), 3)
+      assert.strictEqual(sampleValue(families, "dlsync_pass_duration_seconds_sum"), 20_020.3)
+    }).pipe(withMetrics)
+  )
+
+  it.effect("file transfer outcomes start at 0 and count; held deletions follow the last pass", () =>
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      const fresh = yield* parsed
+      for (const outcome of ["landed", "failed", "paused"]) {
+        assert.strictEqual(sampleValue(fresh, "dlsync_file_transfers_total", { outcome }), 0)
+      }
+      assert.strictEqual(sampleValue(fresh, "dlsync_held_deletions"), 0)
+      yield* metrics.fileTransfer("landed")
+      yield* metrics.fileTransfer("landed")
+      yield* metrics.fileTransfer("failed")
+      yield* metrics.setHeldDeletions(120)
+      let families = yield* parsed
+      assert.strictEqual(sampleValue(families, "dlsync_file_transfers_total", { outcome: "landed" }), 2)
+      assert.strictEqual(sampleValue(families, "dlsync_file_transfers_total", { outcome: "failed" }), 1)
+      assert.strictEqual(sampleValue(families, "dlsync_file_transfers_total", { outcome: "paused" }), 0)
+      assert.strictEqual(sampleValue(families, "dlsync_held_deletions"), 120)
+      yield* metrics.setHeldDeletions(0)
+      families = yield* parsed
+      assert.strictEqual(sampleValue(families, "dlsync_held_deletions"), 0)
+    }).pipe(withMetrics)
+  )
+
+  it.effect(
+    "free space at the root is read at each scrape; absent until the root is known, kept while it cannot be read",
+    () =>
+      Effect.gen(function* () {
+        const metrics = yield* Metrics
+        assert.isFalse((yield* parsed).has("dlsync_root_free_bytes"))
+        const root = Fs.mkdtempSync(`${Os.tmpdir()}/dlsync-metrics-`)
+        yield* metrics.watchRootFreeSpace(root)
+        const s = Fs.statfsSync(root)
+        const free = sampleValue(yield* parsed, "dlsync_root_free_bytes") ?? 0
+        // Other writers share the disk: within 1 GiB of what statfs says now.
+        assert.closeTo(free, s.bavail * s.bsize, 2 ** 30)
+        assert.isAbove(free, 0)
+        Fs.rmSync(root, { recursive: true })
+        // The value last read stays rather than turning into a false 0.
+        assert.closeTo(sampleValue(yield* parsed, "dlsync_root_free_bytes") ?? 0, free, 2 ** 30)
+      }).pipe(withMetrics)
   )
 
   it.effect("feed lag is measured at scrape time and restarts when the feed catches up", () =>
@@ -158,5 +248,9 @@ describe("the test's exposition reader", () => {
     refuses("# TYPE a gauge\na 1\n", /no HELP/)
     refuses("# HELP a x\n# TYPE a counter\na 1\n", /_total/)
     refuses("# HELP a x\n# TYPE a gauge\na 1\n# TYPE a gauge\n", /TYPE after samples/)
+    const h = "# HELP h x\n# TYPE h histogram\n"
+    refuses(`${h}h_bucket{le="1"} 2\nh_bucket{le="2"} 1\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 2\n`, /cumulative/)
+    refuses(`${h}h_bucket{le="1"} 2\nh_sum 1\nh_count 2\n`, /\+Inf/)
+    refuses(`${h}h_bucket{le="+Inf"} 2\nh_sum 1\nh_count 3\n`, /_count/)
   })
 })

@@ -6,7 +6,8 @@
  * Checked: line grammar; metric and label name syntax; label value escapes (only \\, \"
  * and \n); HELP escapes; at most one HELP and one TYPE per family, before its samples;
  * samples of a family contiguous; no duplicate series; values are floats (or NaN, ±Inf);
- * the text ends with a newline.
+ * the text ends with a newline; a histogram's buckets carry `le`, are cumulative and end in
+ * +Inf, which equals its _count.
  */
 
 export interface Sample {
@@ -73,6 +74,7 @@ export const parsePrometheusText = (text: string): ReadonlyMap<string, Family> =
     if (family.type === "counter" && family.samples.some((s) => s.value < 0)) {
       throw new Error(`${family.name}: negative counter`)
     }
+    if (family.type === "histogram") checkHistogram(family)
   }
   return families
 }
@@ -90,6 +92,21 @@ export const sampleValue = (
     }
   }
   return undefined
+}
+
+const checkHistogram = (family: Family): void => {
+  const buckets = family.samples.filter((s) => s.name === `${family.name}_bucket`)
+  if (buckets.some((b) => b.labels.le === undefined)) throw new Error(`${family.name}: a bucket without le`)
+  const bounds = buckets.map((b) => parseValue(b.labels.le ?? "", family.name))
+  for (let i = 1; i < buckets.length; i++) {
+    if (!(bounds[i]! > bounds[i - 1]!) || buckets[i]!.value < buckets[i - 1]!.value) {
+      throw new Error(`${family.name}: buckets not cumulative in increasing le`)
+    }
+  }
+  const inf = buckets.at(-1)
+  if (inf === undefined || bounds.at(-1) !== Number.POSITIVE_INFINITY) throw new Error(`${family.name}: no +Inf bucket`)
+  const count = family.samples.find((s) => s.name === `${family.name}_count`)
+  if (count?.value !== inf.value) throw new Error(`${family.name}: _count differs from the +Inf bucket`)
 }
 
 const TYPES = new Set(["counter", "gauge", "histogram", "summary", "untyped"])
