@@ -103,8 +103,12 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
     box = await sandbox()
     const b = box
     await downloadTimings(b, 200, 1_500, 200)
-    // Slow enough that many polls fall inside the local transfer.
-    const { client } = await daemonWithQbittorrent(b, { DLSYNC_TRANSFERS_BANDWIDTH_LIMIT: "8 MiB/s" })
+    // The account polled rarely (the default is a minute): the intake's wake-up starts the
+    // transfer, which is slow enough that many polls fall inside it.
+    const { client } = await daemonWithQbittorrent(b, {
+      DLSYNC_TRANSFERS_BANDWIDTH_LIMIT: "2 MiB/s",
+      DLSYNC_SYNC_POLL_INTERVAL: "30s"
+    })
 
     assert.isTrue(await client.createCategory("tv"))
     assert.deepStrictEqual(Object.keys(await client.getCategories()), ["tv"])
