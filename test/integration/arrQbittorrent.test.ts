@@ -197,4 +197,55 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
       "blocked by the service: Verify your e-mail address"
     )
   })
+  /**
+   * A crash with an add in flight, at the two points where a download could be lost or made
+   * twice: recorded but not yet sent (the round held up reading the account's limits), and
+   * sent but its answer not stored (the service's answer arriving at one byte a second).
+   * After the restart: exactly one download on the service, and the item completes.
+   */
+  for (const point of [
+    { when: "recorded, not yet sent", path: "/api/v1/account", method: "GET", sent: 0, phase: "new" },
+    {
+      when: "between the POST and storing its answer",
+      path: "/api/v1/downloads",
+      method: "POST",
+      sent: 1,
+      phase: "sending"
+    }
+  ] as const) {
+    it(`SIGKILL of the daemon with an add through the API ${point.when}: one download on the service, and it completes`, async () => {
+      box = await sandbox()
+      const b = box
+      await downloadTimings(b, 100, 300, 100)
+      b.emu.control.addFault({ kind: "slow", path: point.path, method: point.method, count: 100, bytesPerSecond: 1 })
+      const first = await daemonWithQbittorrent(b)
+      const magnet = `magnet:?xt=urn:btih:${HASH_A}&dn=Killed.Show&xl=20000`
+      assert.isTrue(await first.client.addMagnet(magnet, { category: "tv" }))
+      const requested = () =>
+        b.emu.control.requests({ origin: "api" }).some((r) => r.method === point.method && r.path === point.path)
+      await waitUntil(
+        () => requested() && intakeRows(b).some((r) => r.id === `btih:${HASH_A}` && r.phase === point.phase),
+        30_000,
+        `the add ${point.when}`
+      )
+      await sleep(300)
+      first.daemon.child.kill("SIGKILL")
+      await first.daemon.exit
+      assert.strictEqual(creations(b).length, point.sent)
+      const [row] = intakeRows(b)
+      assert.strictEqual(row?.phase, point.phase)
+      assert.isNull(row?.download_id ?? null)
+
+      b.emu.control.clearFaults()
+      const second = await daemonWithQbittorrent(b)
+      const states = await watchTransfer(b, second.client, "tv", HASH_A, "tv/Killed.Show", 1)
+      assert.strictEqual(states.at(-1), "stoppedUP")
+      assert.strictEqual((await serviceDownloads(b)).length, 1, "one download on the service")
+      assert.strictEqual(creations(b).length, 1, "one POST /downloads in all")
+      // The same release added again after the restart: still the one item.
+      assert.isTrue(await second.client.addMagnet(magnet, { category: "tv" }))
+      assert.lengthOf(await second.client.listTorrents(), 1)
+      assert.strictEqual((await serviceDownloads(b)).length, 1)
+    })
+  }
 })
