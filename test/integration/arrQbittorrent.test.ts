@@ -145,11 +145,12 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
     assert.include(trashed(b).join("\n"), "Show.S01E01.mkv", "on_remote_delete = trash: the copy is in the trash")
   })
 
-  it("an uploaded .torrent in a category; a re-added magnet is the same item; a blocked download is `error` with its reason", async () => {
+  it("an uploaded .torrent in a category; a re-added magnet is the same item; a blocked download is `error` with its reason, in `status` too", async () => {
     box = await sandbox()
     const b = box
     await downloadTimings(b, 100, 300, 100)
-    const { client } = await daemonWithQbittorrent(b)
+    const statusPort = await freePort()
+    const { client } = await daemonWithQbittorrent(b, { DLSYNC_SERVER_LISTEN: `127.0.0.1:${statusPort}` })
 
     const pack = makeTorrent("Pack.S02", [
       { path: ["Pack.S02E01.mkv"], size: 120_000 },
@@ -196,6 +197,32 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
       (await client.torrentProperties(HASH_B)).comment,
       "blocked by the service: Verify your e-mail address"
     )
+
+    // `dlsync status`, --json and /api/status show the queue: name, category, state, reason, progress.
+    const expected = [
+      { id: `btih:${pack.hash}`, name: "Pack.S02", category: "tv", state: "completed", reason: null, percent: 100 },
+      {
+        id: `btih:${HASH_B}`,
+        name: "Blocked.Movie",
+        category: "tv",
+        state: "failed",
+        reason: "blocked by the service: Verify your e-mail address",
+        percent: 0
+      }
+    ]
+    const status = await b.run(["status"])
+    assert.strictEqual(status.code, 0, status.stderr)
+    assert.include(status.stdout, "\nintake:          2 item(s): 1 completed, 1 failed\n")
+    assert.include(
+      status.stdout,
+      "\n  Blocked.Movie (tv): failed 0% — blocked by the service: Verify your e-mail address\n"
+    )
+    assert.notInclude(status.stdout, "Pack.S02 (tv)", "completed items are counted, not listed")
+    const json = await b.run(["status", "--json"])
+    assert.strictEqual(json.code, 0, json.stderr)
+    assert.deepStrictEqual(JSON.parse(json.stdout).intake, { counts: { completed: 1, failed: 1 }, items: expected })
+    const api = (await (await fetch(`http://127.0.0.1:${statusPort}/api/status`)).json()) as { intake: unknown }
+    assert.deepStrictEqual(api.intake, { counts: { completed: 1, failed: 1 }, items: expected })
   })
   /**
    * A crash with an add in flight, at the two points where a download could be lost or made
