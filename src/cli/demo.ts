@@ -2,7 +2,9 @@
  * `dlsync demo` (`npm run demo`): the main job end to end, with nothing to set up. It
  * starts the emulator in this process with its sample library, mirrors the account into
  * a fresh folder, then changes the remote (rename, move, delete, add) and shows each
- * change mirrored, prints the tree and where it is, and exits.
+ * change mirrored, sends a magnet through the qBittorrent-compatible API as Sonarr would
+ * and shows it land in `<mirror>/tv/` and reported complete (demoArr.ts), prints the tree
+ * and where it is, and exits.
  *
  *   emulator (in process, port 0) ─► config (env-style, temp root + state) ─► runLayer
  *        │                                                                     │
@@ -11,7 +13,7 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import { Clock, Console, Effect, Option, Redacted } from "effect"
+import { Clock, Console, Effect, Layer, Option, Redacted, References } from "effect"
 import { Command, Flag } from "effect/cli"
 import { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { ONCE_DRAIN_MS } from "../appstate/mirrorAppState.ts"
@@ -23,6 +25,7 @@ import { ACTION_WORDS, count, MirrorPass, type PassReport } from "../engine/Mirr
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
 import { VERSION } from "../version.ts"
+import { arrStep, demoQbittorrentLayer } from "./demoArr.ts"
 
 export const demoCommand = Command.make(
   "demo",
@@ -107,6 +110,17 @@ export const demoCommand = Command.make(
         yield* Effect.sync(change.apply)
         yield* step()
       }
+      yield* Console.log(`${changes.length + 2}. Sonarr sends a release through dlsync's qBittorrent API`)
+      yield* arrStep(
+        emu,
+        Effect.scoped(
+          Effect.andThen(
+            showDownloads,
+            Effect.asVoid(pass.run({ allowBigDelete: false, fullListing: true, probeFeed: false }))
+          )
+        )
+      )
+      yield* Console.log("")
       // Within the demo, not as log lines after its summary when the run ends.
       yield* Console.log("Recording in each file's app state what this device mirrored…\n")
       yield* (yield* AppStateWriter).drainWithin(ONCE_DRAIN_MS)
@@ -114,7 +128,11 @@ export const demoCommand = Command.make(
       yield* Console.log(renderTree(root))
       yield* Console.log(`\nEverything above is in ${root}`)
       yield* Console.log(`(state in ${NodePath.join(dir, "state")}; remove the folder when done: rm -rf ${dir})`)
-    }).pipe(Effect.provide(runLayer(config)))
+    }).pipe(
+      Effect.provide(demoQbittorrentLayer(config).pipe(Layer.provideMerge(runLayer(config)))),
+      // The intake's and the API's info lines would interleave with the demo's own.
+      Effect.provideService(References.MinimumLogLevel, "Warn")
+    )
   }, Effect.scoped)
 ).pipe(Command.withDescription("Run the main job against the built-in emulator and show each step"))
 

@@ -42,6 +42,7 @@ import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { StatusSource } from "../server/StatusSource.ts"
 import { SdNotify } from "../service/SdNotify.ts"
+import { IntakeTables } from "../store/intakeTables.ts"
 import { Store } from "../store/Store.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
@@ -95,7 +96,10 @@ export const daemonLayer = (config: AppConfig) => {
   )
   const status = Layer.effect(
     StatusSource,
-    Store.use((store) => Effect.succeed(StatusSource.of({ document: statusDocument(store, settingsFrom(config)) })))
+    Effect.gen(function* () {
+      const document = statusDocument(yield* Store, settingsFrom(config), yield* IntakeTables)
+      return StatusSource.of({ document })
+    })
   )
   const server = HealthServer.layer({ listen: config.server.listen, allowedHosts: config.server.allowed_hosts }).pipe(
     Layer.provide(status)

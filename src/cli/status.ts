@@ -3,10 +3,11 @@
  * a restart (it reads the store only, never the service), including the transfers the
  * running dlsync publishes there (engine/transfersStatus.ts).
  */
-import { Console, Effect } from "effect"
+import { Console, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { settingsFrom } from "../engine/EngineSettings.ts"
 import { renderStatus, statusDocument } from "../engine/statusDocument.ts"
+import { IntakeTables } from "../store/intakeTables.ts"
 import { Store } from "../store/Store.ts"
 import { commandConfig } from "./commandConfig.ts"
 import { existingStoreLayer } from "./existingStore.ts"
@@ -18,13 +19,13 @@ export const statusCommand = Command.make(
   },
   Effect.fn("status")(function* ({ json }) {
     const config = yield* commandConfig
-    const doc = yield* Store.use((store) => statusDocument(store, settingsFrom(config))).pipe(
-      Effect.provide(existingStoreLayer(config))
-    )
+    const doc = yield* Effect.gen(function* () {
+      return yield* statusDocument(yield* Store, settingsFrom(config), yield* IntakeTables)
+    }).pipe(Effect.provide(IntakeTables.layer.pipe(Layer.provideMerge(existingStoreLayer(config)))))
     yield* Console.log(json ? JSON.stringify(doc, null, 2) : renderStatus(doc))
   })
 ).pipe(
   Command.withDescription(
-    "Show the mirror's state: mode, counts, active transfers, failures, held deletes, locally deleted items"
+    "Show the mirror's state: mode, counts, active transfers, the intake queue, failures, held deletes, locally deleted items"
   )
 )

@@ -4,7 +4,9 @@
  */
 import { DateTime, Effect } from "effect"
 import { formatDuration } from "../config/units.ts"
+import { type IntakeStatus, intakeStatus, renderIntake } from "../intake/intakeStatus.ts"
 import { liveLockHolder } from "../store/instanceLock.ts"
+import type { IntakeTables } from "../store/intakeTables.ts"
 import type { PassFailure, Store } from "../store/Store.ts"
 import { fullListingInterval, LISTING_REQUESTS_PER_HOUR, listingCostOf } from "../sync/listingCadence.ts"
 import { planConfigOf } from "../sync/planConfig.ts"
@@ -28,6 +30,8 @@ export interface StatusDocument {
   readonly bytes: { readonly mirrored: number; readonly pending: number }
   /** What the running dlsync is transferring now (see transfersStatus.ts). */
   readonly transfers: TransfersStatus
+  /** The intake queue: what the apps, blackhole folders and `dlsync add` sent (src/intake/intakeStatus.ts). */
+  readonly intake: IntakeStatus
   readonly cursor: { readonly present: boolean; readonly ageSeconds: number | null }
   readonly lastPollAt: string | null
   readonly failures: ReadonlyArray<{ readonly path: string; readonly attempts: number; readonly reason: string }>
@@ -68,7 +72,12 @@ export const recordSignInEvent = (store: Store["Service"], state: StatusDocument
         }
   )
 
-export const statusDocument = Effect.fnUntraced(function* (store: Store["Service"], settings: EngineSettingsShape) {
+export const statusDocument = Effect.fnUntraced(function* (
+  store: Store["Service"],
+  settings: EngineSettingsShape,
+  /** The intake queue's records; without them the section is empty. */
+  intakes?: IntakeTables["Service"]
+) {
   const feed = yield* store.feed.state
   const remote = yield* store.remote.all
   const entries = yield* store.local.all
@@ -77,6 +86,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
   const passFailures = yield* store.passFailures.list
   const events = yield* store.events.recent(200)
   const published = yield* store.liveTransfers.read
+  const intakeRecords = intakes === undefined ? [] : yield* intakes.live
   const appStateQueued = yield* store.appStateQueued
   const holderPid = yield* Effect.sync(() => liveLockHolder(settings.stateDir))
   const now = DateTime.toEpochMillis(yield* DateTime.now)
@@ -123,6 +133,7 @@ export const statusDocument = Effect.fnUntraced(function* (store: Store["Service
     entries: byState,
     bytes: { mirrored, pending },
     transfers: transfersStatus(published, holderPid, now),
+    intake: intakeStatus(intakeRecords, settings.root),
     cursor: {
       present: feed.cursor !== null,
       ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)
@@ -172,6 +183,7 @@ export const renderStatus = (doc: StatusDocument): string => {
   )
   lines.push(`bytes:           ${formatBytes(doc.bytes.mirrored)} mirrored, ${formatBytes(doc.bytes.pending)} pending`)
   lines.push(...renderTransfers(doc.transfers))
+  lines.push(...renderIntake(doc.intake))
   lines.push(`cursor age:      ${doc.cursor.ageSeconds === null ? "none" : `${doc.cursor.ageSeconds} s`}`)
   lines.push(`last poll:       ${doc.lastPollAt ?? "never"}`)
   if (doc.appState.queued > 0) {

@@ -97,8 +97,9 @@ export const intakeRound = Effect.fn("Intake.round")(function* (onFilesKnown: Ef
   for (const record of yield* tables.live) {
     if (record.phase !== "sent" || record.completedAt !== null) continue
     if (record.files === null) {
-      // The service is asked at most every FOLLOW_INTERVAL_MS per download (a torrent may run for hours).
-      if (now - record.updatedAt < FOLLOW_INTERVAL_MS) continue
+      // The service is asked at most every FOLLOW_INTERVAL_MS per download (a torrent may run for hours),
+      // except when it said completed (a cached torrent is at once): its files are read without a wait.
+      if (record.status !== "completed" && now - record.updatedAt < FOLLOW_INTERVAL_MS) continue
       const known = yield* followDownload(progress, record).pipe(
         Effect.catch((error) =>
           Effect.as(Effect.logWarning(`intake: following ${record.name}: ${error.message}`), false)

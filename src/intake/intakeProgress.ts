@@ -25,8 +25,10 @@ import type { ApiError } from "../api/ApiError.ts"
 import type { Download } from "../api/schemas/downloads.ts"
 import type { FileRecord } from "../api/schemas/files.ts"
 import { FileId } from "../domain/FileId.ts"
+import { LIVE_TRANSFERS_MAX_AGE_MS } from "../engine/transfersStatus.ts"
 import { lstatOrUndefined } from "../fs/localStat.ts"
 import type { IntakeFile, IntakeRecord, IntakeTables } from "../store/intakeTables.ts"
+import type { LiveTransfers } from "../store/liveTransfers.ts"
 import type { Store } from "../store/Store.ts"
 import { downloadIdOf, findByReference } from "./intakeSender.ts"
 
@@ -92,15 +94,24 @@ export const followDownload = Effect.fn("IntakeProgress.follow")(function* (
   return true
 })
 
-/** Checks an intake's files on local disk; sets completedAt once every one is there as dlsync wrote it. */
+/**
+ * Checks an intake's files on local disk; sets completedAt once every one is there as
+ * dlsync wrote it. A file not yet there counts the bytes its running transfer has so far
+ * (the live transfers this process publishes), so progress moves during a long file.
+ */
 export const verifyLocal = Effect.fn("IntakeProgress.verify")(function* (ctx: ProgressContext, record: IntakeRecord) {
   const files = record.files
   if (files === null || record.completedAt !== null) return
+  const inFlight = inFlightBytes(yield* ctx.store.liveTransfers.read, ctx.now)
   const checked: Array<IntakeFile> = []
+  let allVerified = files.length > 0
   for (const file of files) {
+    // Never the whole size before it is verified: an empty or fully transferred file may still be unplaced.
+    const transferring = Math.min(inFlight.get(file.remoteId) ?? 0, Math.max(0, file.size - 1))
     const entry = yield* ctx.store.local.byRemoteId(FileId.make(file.remoteId))
     if (Option.isNone(entry)) {
-      checked.push({ ...file, localBytes: 0 })
+      allVerified = false
+      checked.push({ ...file, localBytes: transferring })
       continue
     }
     const { path, written, state } = entry.value
@@ -112,11 +123,12 @@ export const verifyLocal = Effect.fn("IntakeProgress.verify")(function* (ctx: Pr
       stat?.isFile() === true &&
       Number(stat.size) === written.size &&
       written.size === file.size
-    checked.push({ ...file, path: relative, localBytes: verified ? file.size : 0 })
+    allVerified &&= verified
+    checked.push({ ...file, path: relative, localBytes: verified ? file.size : transferring })
   }
   const total = checked.reduce((n, f) => n + f.size, 0)
   const local = checked.reduce((n, f) => n + f.localBytes, 0)
-  const complete = checked.every((f) => f.localBytes === f.size && f.size >= 0) && checked.length > 0
+  const complete = allVerified
   yield* ctx.tables.update(
     record.id,
     ["sent"],
@@ -153,6 +165,14 @@ export const cleanUp = Effect.fn("IntakeProgress.cleanUp")(function* (ctx: Progr
 })
 
 // ---------------------------------------------------------------------------------------
+
+/** Bytes so far of the files being transferred, by remote id, from a snapshot at most LIVE_TRANSFERS_MAX_AGE_MS old. */
+const inFlightBytes = (published: Option.Option<LiveTransfers>, now: number): ReadonlyMap<string, number> => {
+  if (Option.isNone(published) || !(now - Date.parse(published.value.updatedAt) <= LIVE_TRANSFERS_MAX_AGE_MS)) {
+    return new Map()
+  }
+  return new Map(published.value.files.map((f) => [f.fileId, f.bytes]))
+}
 
 /**
  * The download's files, with their paths below the category folder as the service names

@@ -29,7 +29,7 @@ export const IntakeFile = Schema.Struct({
   /** Relative to the category's folder, `/`-separated (the local path once mirrored). */
   path: Schema.String,
   size: Schema.Number,
-  /** Bytes verified on local disk (lstat), `size` once the file is there as dlsync wrote it. */
+  /** Bytes on local disk: `size` once verified there as dlsync wrote it (lstat); before, its running transfer's bytes (below `size`). */
   localBytes: Schema.Number
 })
 export type IntakeFile = typeof IntakeFile.Type

@@ -9,6 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { Clock, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
+import { DEFAULT_TIMINGS, type DownloadTimings } from "../../src/emulator/downloadLifecycle.ts"
 import { Intake, type IntakeId } from "../../src/intake/Intake.ts"
 import { IntakeLive } from "../../src/intake/IntakeLive.ts"
 import { FOLLOW_INTERVAL_MS, intakeRound } from "../../src/intake/IntakeRunner.ts"
@@ -85,6 +86,44 @@ layer(Emulator.layer())("IntakeRunner", (it) => {
         })
       ).pipe(Effect.provide(intakeLayer()))
     })
+  )
+
+  it.effect("a download the service answers completed (a cached torrent): its files are read in the same round", () =>
+    Effect.gen(function* () {
+      const e = yield* Emulator
+      const user = yield* freshUser
+      const timings = (t: DownloadTimings) =>
+        Effect.promise(() =>
+          fetch(`${e.controlUrl}/downloads/timings`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({
+              processing_ms: t.processingMs,
+              downloading_ms: t.downloadingMs,
+              finalizing_ms: t.finalizingMs
+            })
+          })
+        )
+      // The service completes it as it is created, as it does a cached torrent.
+      yield* Effect.acquireRelease(timings({ processingMs: 0, downloadingMs: 0, finalizingMs: 0 }), () =>
+        timings(DEFAULT_TIMINGS)
+      )
+      yield* withClient(user.apiKey, (client) =>
+        Effect.gen(function* () {
+          const intake = yield* Intake
+          const tables = yield* IntakeTables
+          yield* intake.add(
+            { _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HEX}&dn=Cached&xl=1000` },
+            { category: "tv", via: "t" }
+          )
+          // No FOLLOW_INTERVAL_MS wait: nothing is left to wait for on the service.
+          assert.strictEqual(yield* round(client), 1, "the files became known: a reconcile is asked for")
+          const record = Option.getOrThrow(yield* tables.get(id))
+          assert.strictEqual(record.status, "completed")
+          assert.strictEqual(record.files?.length, 3)
+        })
+      ).pipe(Effect.provide(intakeLayer()))
+    }).pipe(Effect.scoped)
   )
 
   it.effect("a 429 on the creation: back in the queue with the reason and when it may go", () =>

@@ -27,5 +27,28 @@ describe("demo", { timeout: 120_000 }, () => {
     assert.isTrue(Fs.existsSync(Path.join(mirror, "Movies/notes.txt")), "moved")
     assert.isFalse(Fs.existsSync(Path.join(mirror, "Documents/backup.zip")), "deleted")
     assert.strictEqual(Fs.statSync(Path.join(mirror, "Movies/New Arrival (2026).mkv")).size, 3_000_000, "added")
+
+    // A magnet sent through the qBittorrent API as Sonarr sends it, mirrored and reported complete.
+    const release = "Demo.Show.S01E01.1080p"
+    assert.match(result.stdout, /^6\. Sonarr sends a release through dlsync's qBittorrent API$/m)
+    assert.match(result.stdout, /^ {2}qBittorrent API: http:\/\/127\.0\.0\.1:\d+ {2}\(user demo, password demo\)$/m)
+    assert.match(
+      result.stdout,
+      /^ {2}POST \/api\/v2\/torrents\/add {2}Demo\.Show\.S01E01\.1080p in category tv → Ok\.$/m
+    )
+    assert.match(
+      result.stdout,
+      /^ {4}✓ tv\/Demo\.Show\.S01E01\.1080p\/Demo\.Show\.S01E01\.1080p\.mkv {2}\(7\.6 MiB in \d+ ms\)$/m
+    )
+    assert.match(result.stdout, /^ {2}torrents\/info: stoppedUP, progress 1\.00$/m)
+    const content = Path.join(mirror, "tv", release)
+    assert.include(result.stdout, `\n  ✓ complete on disk at content_path ${content}\n`)
+    // Reported complete after its files were listed as landed, and only then.
+    const lines = result.stdout.split("\n")
+    const landed = lines.findIndex((l) => l.includes(`✓ tv/${release}/${release}.mkv`))
+    const complete = lines.findIndex((l) => l.includes("torrents/info: stoppedUP"))
+    assert.isTrue(landed >= 0 && complete > landed, "complete after the files landed")
+    assert.strictEqual(Fs.statSync(Path.join(content, `${release}.mkv`)).size, 8_000_000)
+    assert.strictEqual(Fs.statSync(Path.join(content, "Extras", `${release}.sample.mkv`)).size, 800_000)
   })
 })
