@@ -9,7 +9,9 @@ import { Record, Schema } from "effect"
 import { HOOK_EVENTS } from "../events/MirrorEvent.ts"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
+import { cleanupFields } from "./cleanupSettings.ts"
 import { PathMapSetting } from "./pathMapSetting.ts"
+import { postersFields } from "./postersSettings.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 import { PublicHttpsUrl, WebhookSecrets } from "./webhooksSettings.ts"
 
@@ -126,7 +128,9 @@ export const sections = {
     url: field(HttpUrl, "string"),
     token: field(Schema.RedactedFromValue(NonEmpty), "string", true),
     path_map: field(Schema.optionalKey(PathMapSetting), "json")
-  }
+  },
+  posters: postersFields,
+  cleanup: cleanupFields
 } as const
 
 const NotifyUrl = Schema.String.pipe(
@@ -195,5 +199,7 @@ export const ConfigSchema = Schema.Struct({
   jellyfin: Schema.optionalKey(sectionSchema(sections.jellyfin)),
   plex: Schema.optionalKey(sectionSchema(sections.plex)),
   hooks: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.hooks))),
-  notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify)))
+  notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify))),
+  posters: Schema.optionalKey(sectionSchema(sections.posters)),
+  cleanup: Schema.optionalKey(sectionSchema(sections.cleanup))
 })

@@ -8,6 +8,7 @@
  *                         · scan · plan · local actions        ─► recordDownload (store + app state)
  *                                   └──────────► one summary event per pass ◄─────────┘
  *                                                 + pass_complete (events/) with the changed paths
+ *   after the downloads: posters (posters/, when on) · remote cleanup (cleanup/, when configured)
  *
  * Invariants:
  * - The root is checked before anything is read or created in it (RootUnavailable when it
@@ -26,7 +27,9 @@
 import { Context, DateTime, Effect, Layer, Semaphore } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
+import { RemoteCleanup } from "../cleanup/RemoteCleanup.ts"
 import { publishEvent } from "../events/MirrorEvents.ts"
+import { Posters } from "../posters/Posters.ts"
 import { type PassFailure, Store } from "../store/Store.ts"
 import type { Outcome } from "../sync/executor.ts"
 import type { LocalOpError, LocalOps, RootUnavailable } from "../sync/localOps.ts"
@@ -113,6 +116,8 @@ export class MirrorPass extends Context.Service<
       const downloads = yield* TransferDownloads
       const settings = yield* EngineSettings
       const progress = yield* FileProgress
+      const posters = yield* Posters
+      const cleanup = yield* RemoteCleanup
       const context = yield* Effect.context<Store | LocalOps>()
       // Held by each catch-up, and by each plan with its local actions (not its downloads).
       const remoteTurn = yield* Semaphore.make(1)
@@ -166,6 +171,9 @@ export class MirrorPass extends Context.Service<
           })
         }
         const drained = yield* downloads.download(queued)
+        // After the files landed: their posters, then what may be deleted on the service.
+        yield* posters.sync
+        const cleaned = yield* cleanup.run({ allowBigDelete: options.allowBigDelete })
 
         const failures: Array<ItemFailure> = []
         for (const o of pass.execution.failed) {
@@ -197,6 +205,8 @@ export class MirrorPass extends Context.Service<
         for (const [tag, n] of Object.entries(pass.execution.counts)) {
           if (tag !== "Download" && tag !== "Skip" && tag !== "HoldDeletes" && n !== undefined) done[tag] = n
         }
+        if (cleaned.deleted > 0) done.RemoteCleanup = cleaned.deleted
+        held ??= cleaned.held
         const report: ReconcileReport = {
           done,
           downloaded: drained.landed,
@@ -262,7 +272,8 @@ export const ACTION_WORDS: Readonly<Record<string, string>> = {
   ConflictCopy: "conflict copies kept",
   Adopt: "already there (adopted)",
   MarkLocallyDeleted: "deleted by you locally (kept deleted)",
-  Forget: "no longer tracked"
+  Forget: "no longer tracked",
+  RemoteCleanup: "deleted on the service (remote cleanup, kept locally)"
 }
 
 const SKIP_WORDS: Readonly<Record<string, string>> = {

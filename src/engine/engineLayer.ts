@@ -23,11 +23,13 @@ import { mirrorAppStateLayer, RunKind } from "../appstate/mirrorAppState.ts"
 import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
 import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
+import { remoteCleanupLayer } from "../cleanup/RemoteCleanup.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { mirrorEventsLayer } from "../events/MirrorEvents.ts"
 import { hooksLayer } from "../hooks/Hooks.ts"
 import { mediaRefreshLayer } from "../mediaservers/MediaRefresh.ts"
 import { notifyLayer } from "../notify/Notify.ts"
+import { postersLayer } from "../posters/Posters.ts"
 import { Database, type OpenFailure } from "../store/Database.ts"
 import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
 import { Store } from "../store/Store.ts"
@@ -149,6 +151,10 @@ export const runLayer = (
   const engine = MirrorPass.layer.pipe(
     Layer.provide(RemoteSync.layer),
     Layer.provide(TransferDownloads.layer),
+    // Posters and remote cleanup run after each reconcile's downloads, when configured.
+    Layer.provide(
+      Layer.merge(postersLayer(config.posters), remoteCleanupLayer(config.cleanup, config.mirror.max_delete))
+    ),
     Layer.merge(liveTransfersPublisher),
     Layer.provideMerge(mirrorAppStateLayer(config)),
     Layer.provideMerge(transfers),
