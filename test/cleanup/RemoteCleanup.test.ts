@@ -102,37 +102,39 @@ describe("cleanup rules", () => {
 })
 
 describe("cleanupStep", { timeout: 60_000 }, () => {
-  it.effect("deletes after `after` of verification, in batches of 100; a file changed locally is never cleaned up", () =>
-    Effect.gen(function* () {
-      const { e, ids, root, layer } = yield* setup(150)
-      yield* Effect.gen(function* () {
-        yield* mirror(root)
-        const step = cleanupStep(SETTINGS, null, { allowBigDelete: true })
-        assert.deepStrictEqual(yield* step, { deleted: 0, waiting: 0, held: null })
-        yield* TestClock.adjust(AFTER / 2)
-        // Changed locally halfway: its age starts again once it is verified again.
-        const changed = Path.join(root, "Movies/0.mkv")
-        Fs.appendFileSync(changed, "mine")
-        yield* step
-        yield* TestClock.adjust(AFTER / 2 - 1)
-        assert.strictEqual((yield* step).deleted, 0)
-        assert.strictEqual(posts(e).length, 0)
-        yield* TestClock.adjust(1)
-        const report = yield* step
-        assert.strictEqual(report.deleted, 149)
-        assert.deepStrictEqual(
-          posts(e).map((r) => r.path),
-          ["/api/v1/files/delete", "/api/v1/files/delete"]
-        )
-        const first = ids[0] as FileId
-        assert.isDefined(e.control.item(first), "changed locally: kept on the service")
-        assert.strictEqual(ids.filter((id) => e.control.item(id) !== undefined).length, 1)
-        // Still changed: never cleaned up, however long.
-        yield* TestClock.adjust(10 * AFTER)
-        assert.strictEqual((yield* step).deleted, 0)
-        assert.isDefined(e.control.item(first))
-      }).pipe(Effect.provide(layer))
-    })
+  it.effect(
+    "deletes after `after` of verification, in batches of 100; a file changed locally is never cleaned up",
+    () =>
+      Effect.gen(function* () {
+        const { e, ids, root, layer } = yield* setup(150)
+        yield* Effect.gen(function* () {
+          yield* mirror(root)
+          const step = cleanupStep(SETTINGS, null, { allowBigDelete: true })
+          assert.deepStrictEqual(yield* step, { deleted: 0, waiting: 0, held: null })
+          yield* TestClock.adjust(AFTER / 2)
+          // Changed locally halfway: its age starts again once it is verified again.
+          const changed = Path.join(root, "Movies/0.mkv")
+          Fs.appendFileSync(changed, "mine")
+          yield* step
+          yield* TestClock.adjust(AFTER / 2 - 1)
+          assert.strictEqual((yield* step).deleted, 0)
+          assert.strictEqual(posts(e).length, 0)
+          yield* TestClock.adjust(1)
+          const report = yield* step
+          assert.strictEqual(report.deleted, 149)
+          assert.deepStrictEqual(
+            posts(e).map((r) => r.path),
+            ["/api/v1/files/delete", "/api/v1/files/delete"]
+          )
+          const first = ids[0] as FileId
+          assert.isDefined(e.control.item(first), "changed locally: kept on the service")
+          assert.strictEqual(ids.filter((id) => e.control.item(id) !== undefined).length, 1)
+          // Still changed: never cleaned up, however long.
+          yield* TestClock.adjust(10 * AFTER)
+          assert.strictEqual((yield* step).deleted, 0)
+          assert.isDefined(e.control.item(first))
+        }).pipe(Effect.provide(layer))
+      })
   )
 
   it.effect("holds a cleanup over the big-delete gate; allowed, it goes ahead", () =>
