@@ -31,7 +31,7 @@ import type { CleanupSettings } from "../config/cleanupSettings.ts"
 import type { FileId } from "../domain/FileId.ts"
 import { isIntact } from "../domain/LocalEntry.ts"
 import { publishEvent } from "../events/MirrorEvents.ts"
-import { Store } from "../store/Store.ts"
+import { type CleanupRow, Store } from "../store/Store.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import { DEFAULT_MAX_DELETE_FILES, DEFAULT_MAX_DELETE_RATIO, exceedsDeleteLimit } from "../sync/planner.ts"
 import { batches, inCleanupFolders, isOldEnough, retryAt } from "./cleanupRules.ts"
@@ -48,11 +48,16 @@ export const NO_CLEANUP: CleanupReport = { deleted: 0, waiting: 0, held: null }
 
 export interface RemoteCleanupShape {
   readonly run: (options: { readonly allowBigDelete: boolean }) => Effect.Effect<CleanupReport>
+  /**
+   * When the next file comes of age or the next refused deletion may be retried (epoch ms);
+   * null: nothing waits. The daemon reconciles then, even when nothing else changed.
+   */
+  readonly dueAt: Effect.Effect<number | null>
 }
 
 /** Remote cleanup; the default (no `[cleanup]`) deletes nothing. */
 export const RemoteCleanup = Context.Reference<RemoteCleanupShape>("dlsync/cleanup/RemoteCleanup", {
-  defaultValue: () => ({ run: () => Effect.succeed(NO_CLEANUP) })
+  defaultValue: () => ({ run: () => Effect.succeed(NO_CLEANUP), dueAt: Effect.succeed(null) })
 })
 
 /** The live cleanup when `[cleanup]` names folders; nothing otherwise. */
@@ -66,7 +71,11 @@ export const remoteCleanupLayer = (
         RemoteCleanup,
         Effect.gen(function* () {
           const context = yield* Effect.context<Store | LocalOps | ApiClient>()
-          return { run: (options) => cleanupStep(settings, maxDelete, options).pipe(Effect.provide(context)) }
+          const store = yield* Store
+          return {
+            run: (options) => cleanupStep(settings, maxDelete, options).pipe(Effect.provide(context)),
+            dueAt: Effect.map(store.cleanup.all, (rows) => nextDue(rows, settings.after))
+          }
         })
       )
 
@@ -148,6 +157,16 @@ export const cleanupStep = Effect.fn("RemoteCleanup.step")(function* (
   const waiting = marked.length - deleted - marked.filter((r) => !remoteIds.has(r.remoteId)).length
   return { deleted, waiting: Math.max(0, waiting), held }
 })
+
+/** The earliest time a row comes of age (unmarked) or may be posted again (marked, not done). */
+export const nextDue = (rows: ReadonlyArray<CleanupRow>, after: number): number | null => {
+  let due: number | null = null
+  for (const row of rows) {
+    const at = row.deletingAt === null ? row.verifiedSince + after : row.doneAt === null ? row.nextTryAt : null
+    if (at !== null && (due === null || at < due)) due = at
+  }
+  return due
+}
 
 // ---------------------------------------------------------------------------------------
 

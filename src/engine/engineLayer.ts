@@ -151,8 +151,9 @@ export const runLayer = (
   const engine = MirrorPass.layer.pipe(
     Layer.provide(RemoteSync.layer),
     Layer.provide(TransferDownloads.layer),
-    // Posters and remote cleanup run after each reconcile's downloads, when configured.
-    Layer.provide(
+    // Posters and remote cleanup run after each reconcile's downloads, when configured (the
+    // daemon asks cleanup when a file comes of age).
+    Layer.provideMerge(
       Layer.merge(postersLayer(config.posters), remoteCleanupLayer(config.cleanup, config.mirror.max_delete))
     ),
     Layer.merge(liveTransfersPublisher),

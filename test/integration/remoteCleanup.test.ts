@@ -168,4 +168,21 @@ describe("remote cleanup", { timeout: 180_000 }, () => {
     assert.deepStrictEqual(trashed(b), [])
     assert.isTrue(onService(b, ids.show))
   })
+
+  it("the daemon cleans up a file once it comes of age, with nothing else changing", async () => {
+    box = await sandbox()
+    const b = box
+    const ids = seed(b)
+    const env = { ...CLEANUP, DLSYNC_CLEANUP_AFTER: "3s", DLSYNC_SYNC_POLL_INTERVAL: "1s" }
+    const daemon = b.spawn(["run"], { env, deadlineMs: 90_000 })
+    await waitUntil(() => !onService(b, ids.alpha), 45_000, `the cleanup\n${daemon.output().stderr}`)
+    await waitUntil(() => !onService(b, ids.beta) && !onService(b, ids.gamma), 15_000, "the rest")
+    assert.isTrue(onService(b, ids.show))
+    daemon.child.kill("SIGTERM")
+    const exit = await daemon.exit
+    assert.strictEqual(exit.code, 0, exit.stderr)
+    for (const name of ["alpha.mkv", "beta.mkv", "gamma.mkv"])
+      assert.isTrue(Fs.existsSync(Path.join(b.root, "Movies", name)))
+    assert.deepStrictEqual(trashed(b), [])
+  })
 })
