@@ -172,7 +172,9 @@ export class MirrorPass extends Context.Service<
         }
         const drained = yield* downloads.download(queued)
         // After the files landed: their posters, then what may be deleted on the service.
-        yield* posters.sync
+        yield* posters.sync(
+          new Set(pass.actions.flatMap((a) => (a._tag === "Skip" && a.code === "occupied" && a.path ? [a.path] : [])))
+        )
         const cleaned = yield* cleanup.run({ allowBigDelete: options.allowBigDelete })
 
         const failures: Array<ItemFailure> = []

@@ -11,7 +11,9 @@
  * - A poster is dlsync's own file, recorded in `poster_files` with its lstat: it is replaced
  *   or removed only while that lstat still matches (one the user edited is theirs, forgotten
  *   and left alone), and never written where anything else already is. It is never a local
- *   entry, so the planner neither adopts, conflicts nor removes it as a mirrored file.
+ *   entry, so the planner neither adopts, conflicts nor removes it as a mirrored file; a
+ *   remote item that wants a poster's path gets it (the poster makes way after the pass that
+ *   found the path occupied, and the next pass fetches the item).
  * - A URL is fetched at most once while its image stays cached (the URL is content-addressed:
  *   the same URL is the same bytes); the cache keeps only the URLs still wanted.
  * - The URL is public: no bearer is ever sent with it.
@@ -44,8 +46,12 @@ export const MAX_POSTER_BYTES = 8 * 1024 * 1024
 export const POSTER_FETCH_TIMEOUT = "30 seconds"
 
 export interface PostersShape {
-  /** Brings the posters in line with the mirror; never fails. */
-  readonly sync: Effect.Effect<void>
+  /**
+   * Brings the posters in line with the mirror; never fails. `occupied`: paths the last plan
+   * could not give a remote item because something was there: a poster of ours there makes
+   * way (removed now, so that the next pass fetches the item).
+   */
+  readonly sync: (occupied: ReadonlySet<string>) => Effect.Effect<void>
 }
 
 /** Whether the feed asks for poster data (`include_poster`); false unless posters are on. */
@@ -53,7 +59,7 @@ export const PostersOn = Context.Reference<boolean>("dlsync/posters/PostersOn", 
 
 /** The poster step; the default (posters off) does nothing. */
 export const Posters = Context.Reference<PostersShape>("dlsync/posters/Posters", {
-  defaultValue: () => ({ sync: Effect.void })
+  defaultValue: () => ({ sync: () => Effect.void })
 })
 
 /** The live poster step and the feed's poster flag, when posters are on; nothing otherwise. */
@@ -65,7 +71,7 @@ export const postersLayer = (settings: PostersSettings): Layer.Layer<never, neve
           Posters,
           Effect.gen(function* () {
             const context = yield* Effect.context<Store | LocalOps>()
-            return { sync: syncPosters(settings).pipe(Effect.provide(context)) }
+            return { sync: (occupied) => syncPosters(settings, occupied).pipe(Effect.provide(context)) }
           })
         )
       )
@@ -73,13 +79,16 @@ export const postersLayer = (settings: PostersSettings): Layer.Layer<never, neve
 
 /** One poster step over the store as the last reconcile left it. */
 export const syncPosters = Effect.fn("Posters.sync")(function* (
-  settings: PostersSettings
+  settings: PostersSettings,
+  occupied: ReadonlySet<string>
 ): Effect.fn.Return<void, never, Store | LocalOps> {
   const store = yield* Store
   const ops = yield* LocalOps
   const entries = yield* store.local.all
   const remote = new Map((yield* store.remote.all).map((item) => [item.id, item]))
   const wanted = wantedPosters(entries, remote, settings.style)
+  // A mirrored item's place is never a poster's: the item comes first.
+  for (const path of occupied) wanted.delete(path)
   const recorded = new Map((yield* store.posters.all).map((p) => [p.path, p]))
 
   for (const poster of recorded.values()) {

@@ -8,7 +8,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { posterBytes } from "../../src/emulator/records.ts"
-import { type Sandbox, sandbox } from "./harness.ts"
+import { contentMismatches, type Sandbox, sandbox } from "./harness.ts"
 
 let box: Sandbox | undefined
 afterEach(async () => {
@@ -109,6 +109,23 @@ describe("posters", { timeout: 120_000 }, () => {
     const second = await b.run(["run", "--once"], { env })
     assert.strictEqual(second.code, 0, second.stderr)
     assert.isFalse(Fs.existsSync(Path.join(b.root, "Movies/poster.webp")), "no video left: no folder poster")
+  })
+
+  it("a remote file that wants a poster's path gets it: the poster makes way", async () => {
+    box = await sandbox()
+    const b = box
+    const ids = seed(b)
+    const env = { DLSYNC_POSTERS_ENABLED: "true" }
+    const first = await b.run(["run", "--once"], { env })
+    assert.strictEqual(first.code, 0, first.stderr)
+    const movies = b.emu.control.item(ids.alpha)?.parentId ?? null
+    b.emu.control.addFile({ name: "alpha-poster.webp", parentId: movies, sizeBytes: 777, kind: "image" })
+    // The pass that finds the path taken says so; the poster makes way and the next pass fetches the file.
+    await b.run(["run", "--once"], { env })
+    const second = await b.run(["run", "--once"], { env })
+    assert.strictEqual(second.code, 0, second.stderr)
+    assert.deepStrictEqual(contentMismatches(b.emu, b.root), [])
+    assert.strictEqual(Fs.statSync(Path.join(b.root, "Movies/alpha-poster.webp")).size, 777)
   })
 
   it("posters off: no poster data asked for, none fetched, none written", async () => {
