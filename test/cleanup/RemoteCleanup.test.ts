@@ -18,6 +18,7 @@ import type { FileId } from "../../src/domain/FileId.ts"
 import { type RunningEmulator, startEmulator } from "../../src/emulator/server.ts"
 import { RemoteSync } from "../../src/engine/RemoteSync.ts"
 import { toLocalStat } from "../../src/fs/localStat.ts"
+import { makeAppStateOutboxTable } from "../../src/store/appStateOutboxTable.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
 import { LocalOps } from "../../src/sync/localOps.ts"
@@ -49,7 +50,7 @@ const setup = (count: number) =>
     Fs.mkdirSync(Path.join(root, "Movies"), { recursive: true })
     const layer = RemoteSync.layer.pipe(
       Layer.provideMerge(Store.layer),
-      Layer.provide(Database.layer(Path.join(dir, "state"))),
+      Layer.provideMerge(Database.layer(Path.join(dir, "state"))),
       Layer.provideMerge(
         ApiClient.layerLive({ baseUrl: e.baseUrl, authUrl: e.authUrl }).pipe(
           Layer.provide(Credentials.apiKey(Redacted.make(e.accessToken)))
@@ -178,6 +179,32 @@ describe("cleanupStep", { timeout: 60_000 }, () => {
         assert.strictEqual((yield* step).deleted, 1)
         assert.strictEqual(posts(e).length, 2)
         assert.isUndefined(e.control.item(locked))
+      }).pipe(Effect.provide(layer))
+    })
+  )
+
+  it.effect("never cleans up a file this device's app state does not show complete", () =>
+    Effect.gen(function* () {
+      const { e, ids, root, layer } = yield* setup(2)
+      yield* Effect.gen(function* () {
+        yield* mirror(root)
+        const { db } = yield* Database
+        const failing = ids[0] as FileId
+        const entry = {
+          state: "failed",
+          bytes: 0,
+          size: 1,
+          path: "Movies/0.mkv",
+          updated_at: "2026-01-01T00:00:00Z",
+          error: "x"
+        }
+        makeAppStateOutboxTable(db).upsert(failing, JSON.stringify(entry), 0)
+        const step = cleanupStep(SETTINGS, null, { allowBigDelete: false })
+        yield* step
+        yield* TestClock.adjust(AFTER)
+        assert.strictEqual((yield* step).deleted, 1)
+        assert.isDefined(e.control.item(failing), "not complete in the app state: kept on the service")
+        assert.isUndefined(e.control.item(ids[1] as FileId))
       }).pipe(Effect.provide(layer))
     })
   )
