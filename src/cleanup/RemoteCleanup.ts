@@ -33,7 +33,7 @@ import { isIntact } from "../domain/LocalEntry.ts"
 import { publishEvent } from "../events/MirrorEvents.ts"
 import { type CleanupRow, Store } from "../store/Store.ts"
 import { LocalOps } from "../sync/localOps.ts"
-import { DEFAULT_MAX_DELETE_FILES, DEFAULT_MAX_DELETE_RATIO, exceedsDeleteLimit } from "../sync/planner.ts"
+import { deleteLimitText, exceedsDeleteLimit } from "../sync/planner.ts"
 import { batches, inCleanupFolders, isOldEnough, retryAt } from "./cleanupRules.ts"
 
 export interface CleanupReport {
@@ -104,15 +104,18 @@ export const cleanupStep = Effect.fn("RemoteCleanup.step")(function* (
   for (const entry of entries) {
     const row = rows.get(entry.remoteId)
     if (row?.deletingAt != null) continue
-    if (entry.type !== "file" || entry.state !== "synced" || entry.written === null) continue
-    if (!inCleanupFolders(entry.path, settings.folders) || !remoteIds.has(entry.remoteId)) {
+    const synced = entry.type === "file" && entry.state === "synced" && entry.written !== null
+    if (!synced || !inCleanupFolders(entry.path, settings.folders) || !remoteIds.has(entry.remoteId)) {
       if (row !== undefined) yield* store.cleanup.reset(entry.remoteId)
       continue
     }
     const stat = yield* Effect.orElseSucceed(ops.lstat(entry.path), () => undefined)
     const progress = yield* store.cleanup.queuedProgress(entry.remoteId)
     const verified =
-      stat !== undefined && isIntact(stat, entry.written) && (progress === null || progress === "complete")
+      stat !== undefined &&
+      entry.written !== null &&
+      isIntact(stat, entry.written) &&
+      (progress === null || progress === "complete")
     if (!verified) {
       if (row !== undefined) yield* store.cleanup.reset(entry.remoteId)
       continue
@@ -126,11 +129,7 @@ export const cleanupStep = Effect.fn("RemoteCleanup.step")(function* (
   if (due.length > 0) {
     const mirrored = entries.filter((e) => e.type === "file" && e.written !== null).length
     if (!options.allowBigDelete && exceedsDeleteLimit(due.length, mirrored, maxDelete)) {
-      const limit = `${
-        maxDelete === null
-          ? `more than ${DEFAULT_MAX_DELETE_FILES} files and more than ${DEFAULT_MAX_DELETE_RATIO * 100} % of the mirror`
-          : `more than ${maxDelete} files`
-      } (remote cleanup)`
+      const limit = `${deleteLimitText(maxDelete)} (remote cleanup)`
       held = { count: due.length, mirrored, limit }
       yield* holdCleanup(due.map((d) => d.path).sort(), held)
     } else

@@ -25,6 +25,12 @@ export const exceedsDeleteLimit = (count: number, mirrored: number, maxDelete: n
 export const CLEANED_UP =
   "deleted on the service by remote cleanup ([cleanup]); the local copy stays, no longer tracked"
 
+/** The big-delete limit in words, for the hold's message and `status`. */
+export const deleteLimitText = (maxDelete: number | null): string =>
+  maxDelete === null
+    ? `more than ${DEFAULT_MAX_DELETE_FILES} files and more than ${DEFAULT_MAX_DELETE_RATIO * 100} % of the mirror`
+    : `more than ${maxDelete} files`
+
 /** An entry to remove, with the stat it must still have when it is removed. */
 export interface Removal {
   readonly entry: LocalEntry
@@ -72,10 +78,7 @@ export const planRemovals = (p: PlanState, remoteIds: ReadonlySet<string>): Arra
   }
   const mirrored = p.input.local.filter((e) => e.type === "file" && e.written !== null).length
   if (files.length > 0 && !p.input.allowBigDelete && exceedsDeleteLimit(files.length, mirrored, config.maxDelete)) {
-    const limit =
-      config.maxDelete === null
-        ? `more than ${DEFAULT_MAX_DELETE_FILES} files and more than ${DEFAULT_MAX_DELETE_RATIO * 100} % of the mirror`
-        : `more than ${config.maxDelete} files`
+    const limit = deleteLimitText(config.maxDelete)
     p.removals.push({
       _tag: "HoldDeletes",
       count: files.length,
