@@ -38,7 +38,7 @@ import { publishEvent } from "../events/MirrorEvents.ts"
 import { type PendingOp, Store } from "../store/Store.ts"
 import { type LocalOpError, LocalOps, type RootUnavailable } from "./localOps.ts"
 import { type Action, type ActionTag, MOVING_DIR } from "./planner.ts"
-import { postersIn, sidecarAlong } from "./posterRemovals.ts"
+import { postersIn, postersOfForgotten, sidecarAlong } from "./posterRemovals.ts"
 
 export type DownloadAction = Extract<Action, { readonly _tag: "Download" }>
 
@@ -229,7 +229,10 @@ const perform = Effect.fnUntraced(function* (
       return done
     case "Forget":
       if (action.what === "marker") yield* store.local.forgetMarker(action.remoteId)
-      else yield* store.local.remove(action.path)
+      else {
+        yield* store.local.remove(action.path)
+        yield* postersOfForgotten(action.remoteId, action.path)
+      }
       return done
     case "HoldDeletes": {
       // Published when the hold is new or other paths are held, not at every pass it stays.

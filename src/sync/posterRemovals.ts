@@ -30,6 +30,21 @@ export const removePoster = Effect.fnUntraced(function* (poster: PosterFile, how
 export const sidecarAlong = (videoId: FileId, how: "trash" | "delete", date: string) =>
   removeWhere((p) => p.videoId === videoId && p.path.endsWith(SIDECAR_SUFFIX), how, date)
 
+/**
+ * A video no longer tracked (forgotten: kept on disk, or gone from it): posters of it that
+ * sit beside a kept video stay with it and become the user's too (forgotten); if nothing is
+ * left at the video's path, its sidecar goes.
+ */
+export const postersOfForgotten = (videoId: FileId, videoPath: string) =>
+  Effect.gen(function* () {
+    const ops = yield* LocalOps
+    const kept = yield* Effect.orElseSucceed(ops.lstat(videoPath), () => undefined)
+    if (kept === undefined) return yield* sidecarAlong(videoId, "delete", "")
+    const store = yield* Store
+    for (const poster of yield* store.posters.all)
+      if (poster.videoId === videoId) yield* store.posters.forget(poster.path)
+  })
+
 /** The posters at or below `folder`, deleted before the folder is removed. */
 export const postersIn = (folder: string) => removeWhere((p) => p.path.startsWith(`${folder}/`), "delete", "")
 

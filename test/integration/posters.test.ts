@@ -128,6 +128,25 @@ describe("posters", { timeout: 120_000 }, () => {
     assert.strictEqual(Fs.statSync(Path.join(b.root, "Movies/alpha-poster.webp")).size, 777)
   })
 
+  it("a video kept locally when it goes from the service (on_remote_delete = keep) keeps its sidecar", async () => {
+    box = await sandbox()
+    const b = box
+    const ids = seed(b)
+    const env = { DLSYNC_POSTERS_ENABLED: "true", DLSYNC_MIRROR_ON_REMOTE_DELETE: "keep" }
+    const first = await b.run(["run", "--once"], { env })
+    assert.strictEqual(first.code, 0, first.stderr)
+    b.emu.control.remove([ids.alpha])
+    for (let i = 0; i < 2; i++) {
+      const next = await b.run(["run", "--once"], { env })
+      assert.strictEqual(next.code, 0, next.stderr)
+    }
+    assert.isTrue(Fs.existsSync(Path.join(b.root, "Movies/alpha.mkv")))
+    assert.deepStrictEqual(
+      Fs.readFileSync(Path.join(b.root, "Movies/alpha-poster.webp")),
+      posterBytes(POSTER, ids.alpha)
+    )
+  })
+
   it("posters off: no poster data asked for, none fetched, none written", async () => {
     box = await sandbox()
     const b = box
