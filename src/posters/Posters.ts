@@ -18,7 +18,8 @@
  *   the same URL is the same bytes); the cache keeps only the URLs still wanted.
  * - The URL is public: no bearer is ever sent with it.
  * - A trashed or deleted video takes its sidecar along, and a folder removed for the remote
- *   takes its posters (sync/posterRemovals.ts, called by the executor); a folder poster whose
+ *   takes its posters, and a video kept on disk while it leaves the mirror keeps its poster
+ *   (sync/posterRemovals.ts, called by the executor); a folder poster whose
  *   folder holds no video any more goes at the next step.
  * - A failing fetch or write is logged and retried at the next pass; it never fails the mirror.
  * - Posters off: no include_poster on any request and no step (the default of `Posters`).
