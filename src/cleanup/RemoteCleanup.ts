@@ -180,8 +180,12 @@ const postBatch = Effect.fnUntraced(function* (
   const rows = new Map((yield* store.cleanup.all).map((row) => [row.remoteId, row]))
   const answer = yield* Effect.result(api.files.deleteMany(ids))
   if (answer._tag === "Failure") {
-    yield* Effect.logWarning(`remote cleanup: POST /files/delete failed, retrying later: ${answer.failure.message}`)
-    for (const id of ids) yield* retry(id, rows.get(id)?.attempts ?? 0, now, answer.failure.message, false)
+    const error = `POST /files/delete failed: ${answer.failure.message}`
+    // Logged once while the same failure repeats, not at every retry.
+    if (ids.some((id) => rows.get(id)?.lastError !== error)) {
+      yield* Effect.logWarning(`remote cleanup: ${error}; retrying later`)
+    }
+    for (const id of ids) yield* retry(id, rows.get(id)?.attempts ?? 0, now, error, false)
     return 0
   }
   const results = new Map(answer.success.map((r) => [r.id, r.result]))
