@@ -24,7 +24,7 @@
  * Time is Effect's Clock. The daemon spaces retries with backoff; `run --once` (cron's own
  * schedule) retries what is marked at every run.
  */
-import { Clock, Context, Effect, Layer, Random } from "effect"
+import { Clock, Context, Effect, Layer, Random, Ref } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import { RunKind } from "../appstate/mirrorAppState.ts"
 import type { CleanupSettings } from "../config/cleanupSettings.ts"
@@ -72,8 +72,10 @@ export const remoteCleanupLayer = (
         Effect.gen(function* () {
           const context = yield* Effect.context<Store | LocalOps | ApiClient>()
           const store = yield* Store
+          // The paths of the hold last announced, so that a hold staying in place is announced once.
+          const announced = yield* Ref.make("")
           return {
-            run: (options) => cleanupStep(settings, maxDelete, options).pipe(Effect.provide(context)),
+            run: (options) => cleanupStep(settings, maxDelete, { ...options, announced }).pipe(Effect.provide(context)),
             dueAt: Effect.map(store.cleanup.all, (rows) => nextDue(rows, settings.after))
           }
         })
@@ -83,7 +85,7 @@ export const remoteCleanupLayer = (
 export const cleanupStep = Effect.fn("RemoteCleanup.step")(function* (
   settings: CleanupSettings,
   maxDelete: number | null,
-  options: { readonly allowBigDelete: boolean }
+  options: { readonly allowBigDelete: boolean; readonly announced?: Ref.Ref<string> }
 ): Effect.fn.Return<CleanupReport, never, Store | LocalOps | ApiClient> {
   const store = yield* Store
   const ops = yield* LocalOps
@@ -131,7 +133,7 @@ export const cleanupStep = Effect.fn("RemoteCleanup.step")(function* (
     if (!options.allowBigDelete && exceedsDeleteLimit(due.length, mirrored, maxDelete)) {
       const limit = `${deleteLimitText(maxDelete)} (remote cleanup)`
       held = { count: due.length, mirrored, limit }
-      yield* holdCleanup(due.map((d) => d.path).sort(), held)
+      yield* holdCleanup(due.map((d) => d.path).sort(), held, options.announced ?? (yield* Ref.make("")))
     } else
       yield* store.cleanup.markDeleting(
         due.map((d) => d.id),
@@ -238,7 +240,8 @@ const retry = Effect.fnUntraced(function* (id: FileId, attempts: number, now: nu
 /** Adds the held cleanup to the held deletes (the reconcile before set the table) and says so. */
 const holdCleanup = Effect.fnUntraced(function* (
   paths: ReadonlyArray<string>,
-  held: NonNullable<CleanupReport["held"]>
+  held: NonNullable<CleanupReport["held"]>,
+  announced: Ref.Ref<string>
 ) {
   const store = yield* Store
   const before = (yield* store.held.list).map((h) => h.path)
@@ -246,5 +249,8 @@ const holdCleanup = Effect.fnUntraced(function* (
   const reason = `remote cleanup held: ${held.count} of ${held.mirrored} files would be deleted on the service (limit: ${held.limit})`
   yield* store.events.append({ level: "warn", kind: "big_delete_held", message: reason, path: null, remoteId: null })
   yield* Effect.logWarning(`${reason}; nothing deleted. Run \`dlsync run --once --allow-big-delete\` to go ahead.`)
-  yield* publishEvent({ _tag: "deletion_held", ...held, paths, reason })
+  // Published when the hold is new or holds other paths, not at every pass it stays (as the executor does).
+  const key = paths.join("\n")
+  if ((yield* Ref.getAndSet(announced, key)) !== key)
+    yield* publishEvent({ _tag: "deletion_held", ...held, paths, reason })
 })

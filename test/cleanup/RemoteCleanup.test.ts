@@ -8,7 +8,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, PubSub, Redacted, Ref } from "effect"
 import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
@@ -17,6 +17,8 @@ import { cleanupStep } from "../../src/cleanup/RemoteCleanup.ts"
 import type { FileId } from "../../src/domain/FileId.ts"
 import { type RunningEmulator, startEmulator } from "../../src/emulator/server.ts"
 import { RemoteSync } from "../../src/engine/RemoteSync.ts"
+import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
+import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
 import { toLocalStat } from "../../src/fs/localStat.ts"
 import { makeAppStateOutboxTable } from "../../src/store/appStateOutboxTable.ts"
 import { Database } from "../../src/store/Database.ts"
@@ -145,7 +147,20 @@ describe("cleanupStep", { timeout: 60_000 }, () => {
         yield* mirror(root)
         yield* cleanupStep(SETTINGS, null, { allowBigDelete: false })
         yield* TestClock.adjust(AFTER)
-        const held = yield* cleanupStep(SETTINGS, null, { allowBigDelete: false })
+        // Announced (deletion_held) once while the same hold stays.
+        const announced = yield* Ref.make("")
+        const published: Array<MirrorEvent> = []
+        const events = Layer.succeed(MirrorEvents, {
+          publish: (event) => Effect.sync(() => void published.push(event)),
+          subscribe: Effect.flatMap(PubSub.bounded<MirrorEvent>(1), PubSub.subscribe)
+        })
+        const holding = cleanupStep(SETTINGS, null, { allowBigDelete: false, announced }).pipe(Effect.provide(events))
+        const held = yield* holding
+        yield* holding
+        assert.deepStrictEqual(
+          published.map((event) => event._tag),
+          ["deletion_held"]
+        )
         assert.deepStrictEqual(held.held?.count, 60)
         assert.strictEqual((yield* (yield* Store).held.list).length, 60)
         assert.strictEqual(posts(e).length, 0)
