@@ -147,6 +147,28 @@ describe("posters", { timeout: 120_000 }, () => {
     )
   })
 
+  it("turning posters on over an existing mirror lists the account again and adds sidecars, nothing else", async () => {
+    box = await sandbox()
+    const b = box
+    const ids = seed(b)
+    const off = await b.run(["run", "--once"])
+    assert.strictEqual(off.code, 0, off.stderr)
+    const before = b.emu.control.requests().length
+    const on = await b.run(["run", "--once"], { env: { DLSYNC_POSTERS_ENABLED: "true" } })
+    assert.strictEqual(on.code, 0, on.stderr)
+    const since = b.emu.control.requests().slice(before)
+    assert.isFalse(
+      since.some((r) => r.path.includes("/download-link")),
+      "no file fetched again"
+    )
+    assert.deepStrictEqual(
+      Fs.readFileSync(Path.join(b.root, "Movies/alpha-poster.webp")),
+      posterBytes(POSTER, ids.alpha)
+    )
+    assert.isFalse(Fs.existsSync(Path.join(b.root, ".dlsync/trash")))
+    assert.deepStrictEqual(contentMismatches(b.emu, b.root), [])
+  })
+
   it("posters off: no poster data asked for, none fetched, none written", async () => {
     box = await sandbox()
     const b = box
