@@ -122,7 +122,12 @@ export const effectiveView = (config: AppConfig) => {
         secret: config.webhooks.secrets.map(() => "<redacted>"),
         public_url: config.webhooks.public_url
       },
-      ...afterLandingView(config)
+      ...afterLandingView(config),
+      posters: config.posters,
+      cleanup:
+        config.cleanup === null
+          ? { folders: [] }
+          : { after: formatDuration(config.cleanup.after), folders: config.cleanup.folders }
     }
   }
 }

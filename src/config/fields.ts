@@ -10,7 +10,9 @@ import { HOOK_EVENTS } from "../events/MirrorEvent.ts"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { ListenSettingFromString } from "../server/ListenAddress.ts"
 import { CategoriesSection } from "./categoriesSettings.ts"
+import { cleanupFields } from "./cleanupSettings.ts"
 import { PathMapSetting } from "./pathMapSetting.ts"
+import { postersFields } from "./postersSettings.ts"
 import { BandwidthSchedule, HumanDuration, HumanRate, HumanSize } from "./units.ts"
 import { PublicHttpsUrl, WebhookSecrets } from "./webhooksSettings.ts"
 
@@ -127,7 +129,9 @@ export const sections = {
     url: field(HttpUrl, "string"),
     token: field(Schema.RedactedFromValue(NonEmpty), "string", true),
     path_map: field(Schema.optionalKey(PathMapSetting), "json")
-  }
+  },
+  posters: postersFields,
+  cleanup: cleanupFields
 } as const
 
 const NotifyUrl = Schema.String.pipe(
@@ -197,5 +201,7 @@ export const ConfigSchema = Schema.Struct({
   plex: Schema.optionalKey(sectionSchema(sections.plex)),
   hooks: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.hooks))),
   notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify))),
-  categories: Schema.optionalKey(CategoriesSection)
+  categories: Schema.optionalKey(CategoriesSection),
+  posters: Schema.optionalKey(sectionSchema(sections.posters)),
+  cleanup: Schema.optionalKey(sectionSchema(sections.cleanup))
 })

@@ -13,6 +13,7 @@ import { DEFAULT_LISTEN_ADDRESS, type ListenSetting } from "../server/ListenAddr
 import { type AfterLandingSettings, afterLandingSettings, hookProblems } from "./afterLandingSettings.ts"
 import { ConfigError, type ConfigProblem, configError } from "./ConfigError.ts"
 import { type CategorySettings, categoriesOf } from "./categoriesSettings.ts"
+import { type CleanupSettings, cleanupSettings } from "./cleanupSettings.ts"
 import {
   ConfigSchema,
   DEFAULT_SCOPES,
@@ -22,6 +23,7 @@ import {
   sectionNames,
   sections
 } from "./fields.ts"
+import { type PostersSettings, postersSettings } from "./postersSettings.ts"
 import { type QbittorrentSettings, qbittorrentSettings } from "./qbittorrentSettings.ts"
 import { type SabnzbdSettings, sabnzbdSettings } from "./sabnzbdSettings.ts"
 import { readSecretFile } from "./secretFile.ts"
@@ -97,6 +99,10 @@ export interface AppConfig extends AfterLandingSettings {
   readonly blackhole: { readonly watch: string | undefined }
   /** The receiver of the service's webhooks (src/webhooks/); listen "off" by default. */
   readonly webhooks: WebhooksSettings
+  /** Poster sidecars (src/posters/); off by default. */
+  readonly posters: PostersSettings
+  /** Remote cleanup (src/cleanup/); null: off (the default). */
+  readonly cleanup: CleanupSettings | null
 }
 
 /** Defaults of the keys that have one (config.example.toml documents each); [transfers]' are in transfersSettings.ts. */
@@ -219,7 +225,9 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
       watch: raw.blackhole?.watch === undefined ? undefined : resolvePath("blackhole.watch", raw.blackhole.watch)
     },
     webhooks,
-    ...afterLandingSettings(raw, resolvePath)
+    ...afterLandingSettings(raw, resolvePath),
+    posters: postersSettings(raw.posters),
+    cleanup: cleanupSettings(raw.cleanup)
   }
   const unworkable = [...settingProblems(config), ...hookProblems(config.hooks, options.env.PATH ?? "")].map((p) => ({
     ...p,

@@ -25,7 +25,9 @@ export const RemoteItem = Schema.Struct({
   createdAt: Schema.String,
   expiresAt: Schema.NullOr(Schema.String),
   /** The service download the file came from; absent when none (or not reported yet). */
-  downloadId: Schema.optionalKey(Schema.String)
+  downloadId: Schema.optionalKey(Schema.String),
+  /** The poster's content-addressed URL; absent when none (or posters are off: not asked for). */
+  posterUrl: Schema.optionalKey(Schema.String)
 })
 export type RemoteItem = typeof RemoteItem.Type
 

@@ -20,7 +20,8 @@
  *                         │
  *                         ▼
  *            a reconcile is owed if the store changed, the root changed, failures are due
- *            for a retry, a full listing completed (listing mode) or a signal asked
+ *            for a retry, a full listing completed (listing mode), remote cleanup has a
+ *            file come of age or a retry due, or a signal asked
  *
  * An idle poll is one request and no disk walk.
  *
@@ -58,6 +59,7 @@ import { Clock, Effect, Queue, Random, Schedule } from "effect"
 import { type ApiError, isAuthProblem, isTransient } from "../api/ApiError.ts"
 import { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { isLoginRequired } from "../auth/AuthError.ts"
+import { RemoteCleanup } from "../cleanup/RemoteCleanup.ts"
 import { IntakeRunner } from "../intake/IntakeRunner.ts"
 import { Metrics, type MetricsShape } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
@@ -105,6 +107,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const readiness = yield* Readiness
   const metrics = yield* Metrics
   const store = yield* Store
+  const cleanup = yield* RemoteCleanup
 
   yield* Effect.acquireRelease(readiness.setStoreOpen(true), () => readiness.setStoreOpen(false))
   yield* observeTransfers
@@ -213,6 +216,8 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   let listingCost: ListingCost | null = null
   /** When the last pass ended with failures; null when it had none, or a pass runs. */
   let failedAt: number | null = null
+  /** When the last reconcile started: remote cleanup due after it owes one (cleanup/). */
+  let reconciledAt = 0
 
   const poll = Effect.fnUntraced(function* (reason: Wake): Effect.fn.Return<PollOutcome, ApiError> {
     const now = yield* Clock.currentTimeMillis
@@ -249,7 +254,9 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     const remote = caught.success
     const storeChanged = remote.upserted + remote.deleted + remote.removedUnlisted > 0 || remote.listingCompleted
     const retryDue = failedAt !== null && now - failedAt >= RETRY_FAILED_POLLS * settings.pollInterval
-    if (storeChanged || localChanged || retryDue || reason === "signal") return "reconcile"
+    const cleanupDueAt = yield* cleanup.dueAt
+    const cleanupDue = cleanupDueAt !== null && cleanupDueAt <= now && cleanupDueAt > reconciledAt
+    if (storeChanged || localChanged || retryDue || cleanupDue || reason === "signal") return "reconcile"
     // Nothing changed: a mirror in line is still in line.
     if (inLine) yield* metrics.syncSucceeded
     return "idle"
@@ -261,6 +268,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     inLine = false
     failedAt = null
     const started = yield* Clock.currentTimeMillis
+    reconciledAt = yield* Clock.currentTimeMillis
     // The daemon's transfer queue waits for room; a queue that did not is retried at a later poll.
     const reconciled = yield* pass.reconcile({ allowBigDelete: false }).pipe(
       Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)),

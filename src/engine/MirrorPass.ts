@@ -8,6 +8,7 @@
  *                         · scan · plan · local actions        ─► recordDownload (store + app state)
  *                                   └──────────► one summary event per pass ◄─────────┘
  *                                                 + pass_complete (events/) with the changed paths
+ *   after the downloads: posters (posters/, when on) · remote cleanup (cleanup/, when configured)
  *
  * Invariants:
  * - The root is checked before anything is read or created in it (RootUnavailable when it
@@ -26,7 +27,9 @@
 import { Context, DateTime, Effect, Layer, Option, Semaphore } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
+import { RemoteCleanup } from "../cleanup/RemoteCleanup.ts"
 import { publishEvent } from "../events/MirrorEvents.ts"
+import { Posters } from "../posters/Posters.ts"
 import { IntakeTables } from "../store/intakeTables.ts"
 import { type PassFailure, Store } from "../store/Store.ts"
 import type { Outcome } from "../sync/executor.ts"
@@ -114,6 +117,8 @@ export class MirrorPass extends Context.Service<
       const downloads = yield* TransferDownloads
       const settings = yield* EngineSettings
       const progress = yield* FileProgress
+      const posters = yield* Posters
+      const cleanup = yield* RemoteCleanup
       const context = yield* Effect.context<Store | LocalOps>()
       // The intake queue's downloads are mirrored whatever the filters say (when the store has the queue).
       const intake = yield* Effect.serviceOption(IntakeTables)
@@ -174,6 +179,11 @@ export class MirrorPass extends Context.Service<
           })
         }
         const drained = yield* downloads.download(queued)
+        // After the files landed: their posters, then what may be deleted on the service.
+        yield* posters.sync(
+          new Set(pass.actions.flatMap((a) => (a._tag === "Skip" && a.code === "occupied" && a.path ? [a.path] : [])))
+        )
+        const cleaned = yield* cleanup.run({ allowBigDelete: options.allowBigDelete })
 
         const failures: Array<ItemFailure> = []
         for (const o of pass.execution.failed) {
@@ -205,6 +215,8 @@ export class MirrorPass extends Context.Service<
         for (const [tag, n] of Object.entries(pass.execution.counts)) {
           if (tag !== "Download" && tag !== "Skip" && tag !== "HoldDeletes" && n !== undefined) done[tag] = n
         }
+        if (cleaned.deleted > 0) done.RemoteCleanup = cleaned.deleted
+        held ??= cleaned.held
         const report: ReconcileReport = {
           done,
           downloaded: drained.landed,
@@ -270,7 +282,8 @@ export const ACTION_WORDS: Readonly<Record<string, string>> = {
   ConflictCopy: "conflict copies kept",
   Adopt: "already there (adopted)",
   MarkLocallyDeleted: "deleted by you locally (kept deleted)",
-  Forget: "no longer tracked"
+  Forget: "no longer tracked",
+  RemoteCleanup: "deleted on the service (remote cleanup, kept locally)"
 }
 
 const SKIP_WORDS: Readonly<Record<string, string>> = {

@@ -16,6 +16,7 @@ import { Context, Effect, Layer } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import { type ApiError, isAuthProblem } from "../api/ApiError.ts"
 import { isLoginRequired } from "../auth/AuthError.ts"
+import { PostersOn } from "../posters/Posters.ts"
 import { Store } from "../store/Store.ts"
 import { type CatchUp, CHANGES_PARAMS, catchUpChanges, type FeedRefused, type OnPage } from "../sync/feed.ts"
 import { LISTING_PARAMS, pollListing, walkListing } from "../sync/listing.ts"
@@ -44,9 +45,11 @@ export class RemoteSync extends Context.Service<
     Effect.gen(function* () {
       const store = yield* Store
       const api = yield* ApiClient
+      // Poster data only when posters are on (a change restarts the feed: spec rule 8).
+      const includePoster = yield* PostersOn
 
       const listing = Effect.fnUntraced(function* (reason: string, options: CatchUpOptions) {
-        const state = yield* store.feed.begin(LISTING_PARAMS, reason)
+        const state = yield* store.feed.begin({ ...LISTING_PARAMS, includePoster }, reason)
         const result =
           state.rebuild !== null || options.fullListing || !state.listingComplete
             ? yield* walkListing(
@@ -62,7 +65,7 @@ export class RemoteSync extends Context.Service<
       })
 
       const changes = Effect.fnUntraced(function* (options: CatchUpOptions) {
-        const state = yield* store.feed.begin(CHANGES_PARAMS, FEED_REASON)
+        const state = yield* store.feed.begin({ ...CHANGES_PARAMS, includePoster }, FEED_REASON)
         const result = yield* catchUpChanges(store, api, state, options.onPage)
         yield* store.feed.recordPoll
         return { ...result, mode: "changes" as const, modeReason: FEED_REASON }

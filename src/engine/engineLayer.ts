@@ -23,6 +23,7 @@ import { mirrorAppStateLayer, RunKind } from "../appstate/mirrorAppState.ts"
 import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
 import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
+import { remoteCleanupLayer } from "../cleanup/RemoteCleanup.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { mirrorEventsLayer } from "../events/MirrorEvents.ts"
 import { hooksLayer } from "../hooks/Hooks.ts"
@@ -30,6 +31,7 @@ import { IntakeRunner } from "../intake/IntakeRunner.ts"
 import { IntakeSettings } from "../intake/IntakeSettings.ts"
 import { mediaRefreshLayer } from "../mediaservers/MediaRefresh.ts"
 import { notifyLayer } from "../notify/Notify.ts"
+import { postersLayer } from "../posters/Posters.ts"
 import { Database, type OpenFailure } from "../store/Database.ts"
 import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
 import { IntakeTables } from "../store/intakeTables.ts"
@@ -154,6 +156,11 @@ export const runLayer = (
   const engine = MirrorPass.layer.pipe(
     Layer.provide(RemoteSync.layer),
     Layer.provide(TransferDownloads.layer),
+    // Posters and remote cleanup run after each reconcile's downloads, when configured (the
+    // daemon asks cleanup when a file comes of age).
+    Layer.provideMerge(
+      Layer.merge(postersLayer(config.posters), remoteCleanupLayer(config.cleanup, config.mirror.max_delete))
+    ),
     Layer.merge(liveTransfersPublisher),
     // The intake queue's sender and follower, forked by the daemon (src/intake/IntakeRunner.ts).
     Layer.merge(IntakeRunner.layer.pipe(Layer.provide(IntakeSettings.fromConfig(config)))),

@@ -4,7 +4,8 @@
  * entries, deletion markers and the pending operation (localTables.ts), events and the held
  * big delete (eventTables.ts), the last reconcile's failures (passFailureTables.ts), the live transfers the running dlsync publishes for `status`
  * (liveTransfers.ts), the app-state outbox's size (appStateOutboxTable.ts), and what the last
- * pass found of the mirror root (mirrorRootTable.ts).
+ * pass found of the mirror root (mirrorRootTable.ts), the posters written (posterFilesTable.ts)
+ * and remote cleanup's progress (remoteCleanupTable.ts).
  * Plain synchronous better-sqlite3 calls; a failing SQLite call is a defect (the caller
  * cannot act on it). Each module states its invariants.
  */
@@ -17,6 +18,8 @@ import { type LiveTransfersStore, makeLiveTransfers } from "./liveTransfers.ts"
 import { type LocalTables, makeLocalTables } from "./localTables.ts"
 import { type MirrorRootTable, makeMirrorRootTable } from "./mirrorRootTable.ts"
 import { makePassFailureTables, type PassFailureTables } from "./passFailureTables.ts"
+import { makePosterFilesTable, type PosterFilesTable } from "./posterFilesTable.ts"
+import { makeRemoteCleanupTable, type RemoteCleanupTable } from "./remoteCleanupTable.ts"
 
 export {
   EVENTS_KEPT,
@@ -28,6 +31,8 @@ export {
 export type { FeedPage, FeedParams, FeedState, PageOutcome } from "./feedTables.ts"
 export type { PendingOp } from "./localTables.ts"
 export type { PassFailure } from "./passFailureTables.ts"
+export type { PosterFile } from "./posterFilesTable.ts"
+export type { CleanupRow } from "./remoteCleanupTable.ts"
 
 export class Store extends Context.Service<
   Store,
@@ -35,6 +40,8 @@ export class Store extends Context.Service<
     LocalTables &
     PassFailureTables &
     MirrorRootTable &
+    PosterFilesTable &
+    RemoteCleanupTable &
     Pick<EventTables, "events" | "held"> & {
       readonly liveTransfers: LiveTransfersStore
       /** App-state entries waiting in the outbox (appstate/), for `status`: written by the next run or the daemon. */
@@ -56,6 +63,8 @@ export class Store extends Context.Service<
         pendingOp,
         ...makePassFailureTables(db),
         ...makeMirrorRootTable(db),
+        ...makePosterFilesTable(db),
+        ...makeRemoteCleanupTable(db),
         held: log.held,
         events: log.events,
         liveTransfers: makeLiveTransfers(db),

@@ -100,12 +100,12 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
     setPoll: db.prepare("UPDATE feed_state SET last_poll_at = ? WHERE id = 1"),
     // Positional parameters: binding by name looks each one up on a row object built per item.
     upsertItem: db.prepare(
-      `INSERT INTO remote_items (id, parent_id, name, type, kind, size_bytes, mime_type, locked, updated_at, created_at, expires_at, generation, download_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO remote_items (id, parent_id, name, type, kind, size_bytes, mime_type, locked, updated_at, created_at, expires_at, generation, download_id, poster_url)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id, name = excluded.name, type = excluded.type,
          kind = excluded.kind, size_bytes = excluded.size_bytes, mime_type = excluded.mime_type, locked = excluded.locked,
          updated_at = excluded.updated_at, created_at = excluded.created_at, expires_at = excluded.expires_at,
-         generation = excluded.generation, download_id = excluded.download_id`
+         generation = excluded.generation, download_id = excluded.download_id, poster_url = excluded.poster_url`
     ),
     deleteItem: db.prepare("DELETE FROM remote_items WHERE id = ?"),
     deleteUnlisted: db.prepare("DELETE FROM remote_items WHERE generation < ?"),
@@ -190,7 +190,8 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
           item.createdAt,
           item.expiresAt,
           generation,
-          item.downloadId ?? null
+          item.downloadId ?? null,
+          item.posterUrl ?? null
         )
         upserted++
         watermark.see(item.updatedAt)
@@ -283,7 +284,8 @@ const RemoteItemRow = rowTo<RemoteItem>()(
     updated_at: RemoteItem.fields.updatedAt,
     created_at: RemoteItem.fields.createdAt,
     expires_at: RemoteItem.fields.expiresAt,
-    download_id: Schema.NullOr(Schema.String)
+    download_id: Schema.NullOr(Schema.String),
+    poster_url: Schema.NullOr(Schema.String)
   }),
   {
     decode: (row) => ({
@@ -298,7 +300,8 @@ const RemoteItemRow = rowTo<RemoteItem>()(
       updatedAt: row.updated_at,
       createdAt: row.created_at,
       expiresAt: row.expires_at,
-      ...(row.download_id === null ? {} : { downloadId: row.download_id })
+      ...(row.download_id === null ? {} : { downloadId: row.download_id }),
+      ...(row.poster_url === null ? {} : { posterUrl: row.poster_url })
     }),
     encode: (item) => ({
       id: item.id,
@@ -312,7 +315,8 @@ const RemoteItemRow = rowTo<RemoteItem>()(
       updated_at: item.updatedAt,
       created_at: item.createdAt,
       expires_at: item.expiresAt,
-      download_id: item.downloadId ?? null
+      download_id: item.downloadId ?? null,
+      poster_url: item.posterUrl ?? null
     })
   }
 )

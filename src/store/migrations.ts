@@ -279,6 +279,46 @@ CREATE INDEX intakes_phase ON intakes (phase);
 -- intake_categories: categories created through a surface (configured ones live in [categories.*]).
 CREATE TABLE intake_categories (
   name TEXT PRIMARY KEY NOT NULL CHECK (name <> '')
+`
+
+const V10_POSTER_FILES = `
+-- remote_items.poster_url: the item's content-addressed poster URL (NULL: none, or posters off).
+ALTER TABLE remote_items ADD COLUMN poster_url TEXT;
+
+-- poster_files: the poster images dlsync wrote beside the videos (src/posters/): sidecars
+-- (\`<video>-poster.webp\`) and folder posters (\`poster.webp\`). They are not the user's files
+-- and not mirrored items: no local entry covers them.
+-- Invariants: one row per path; size_bytes, mtime_ns and inode are what lstat showed right
+-- after dlsync wrote the path; only a poster whose fresh lstat still matches is replaced or
+-- removed (one the user changed is left alone and forgotten). \`url\` is the poster it holds.
+CREATE TABLE poster_files (
+  path        TEXT PRIMARY KEY NOT NULL CHECK (path <> '' AND path NOT LIKE '/%'),
+  video_id    TEXT NOT NULL,
+  url         TEXT NOT NULL,
+  size_bytes  INTEGER NOT NULL CHECK (size_bytes >= 0),
+  mtime_ns    TEXT NOT NULL,
+  inode       TEXT NOT NULL
+) STRICT;
+`
+
+const V11_REMOTE_CLEANUP = `
+-- remote_cleanup: files of the folders under [cleanup] (src/cleanup/), from the moment they
+-- were seen verified on disk (synced, lstat matching what dlsync wrote) to their deletion on
+-- the service.
+-- Invariants: one row per remote id. \`verified_since\` is reset whenever the file is not
+-- verified. \`deleting_at\` is set (committed) BEFORE the POST /files/delete that names the
+-- file and never cleared: a file so marked is one dlsync deletes on the service, and when
+-- its deletion reaches the store the planner forgets the entry and keeps the local copy
+-- instead of trashing it. \`done_at\`: the service answered deleted or not_found.
+CREATE TABLE remote_cleanup (
+  remote_id       TEXT PRIMARY KEY NOT NULL CHECK (remote_id <> ''),
+  path            TEXT NOT NULL,
+  verified_since  INTEGER NOT NULL,
+  deleting_at     INTEGER,
+  done_at         INTEGER,
+  attempts        INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  next_try_at     INTEGER NOT NULL DEFAULT 0,
+  last_error      TEXT
 ) STRICT;
 `
 
@@ -291,7 +331,9 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 6, name: "root case sensitivity", sql: V6_ROOT_CASE_SENSITIVITY },
   { version: 7, name: "webhook deliveries", sql: V7_WEBHOOK_DELIVERIES },
   { version: 8, name: "remote download ids", sql: V8_REMOTE_DOWNLOAD_ID },
-  { version: 9, name: "intake queue", sql: V9_INTAKE_QUEUE }
+  { version: 9, name: "intake queue", sql: V9_INTAKE_QUEUE },
+  { version: 10, name: "poster files", sql: V10_POSTER_FILES },
+  { version: 11, name: "remote cleanup", sql: V11_REMOTE_CLEANUP }
 ]
 
 /** The schema version this binary writes. */

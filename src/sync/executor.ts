@@ -5,7 +5,8 @@
  *
  *   plan ─► executePlan ─┬─► LocalOps (mkdir, rename, conflict copy, trash, delete, rmdir)
  *                        ├─► Store (entries, markers, held deletes, events; a download's
- *                        │   entry marked pending)
+ *                        │   entry marked pending); a removed video's sidecar poster and a
+ *                        │   removed folder's posters go with them (posterRemovals.ts)
  *                        ├─► mirror events (events/): local_moved, local_removed, deletion_held,
  *                        │   each after the store recorded it
  *                        └─► report.downloads
@@ -37,6 +38,7 @@ import { publishEvent } from "../events/MirrorEvents.ts"
 import { type PendingOp, Store } from "../store/Store.ts"
 import { type LocalOpError, LocalOps, type RootUnavailable } from "./localOps.ts"
 import { type Action, type ActionTag, MOVING_DIR } from "./planner.ts"
+import { postersIn, postersOfForgotten, sidecarAlong } from "./posterRemovals.ts"
 
 export type DownloadAction = Extract<Action, { readonly _tag: "Download" }>
 
@@ -188,6 +190,7 @@ const perform = Effect.fnUntraced(function* (
       yield* store.local.remove(action.path)
       yield* store.pendingOp.clear
       yield* log(`moved to ${to}: ${action.reason}`, action.path)
+      yield* sidecarAlong(action.remoteId, "trash", today)
       yield* publishEvent({ _tag: "local_removed", path: action.path, how: "trash" })
       return done
     }
@@ -197,10 +200,12 @@ const perform = Effect.fnUntraced(function* (
       yield* store.local.remove(action.path)
       yield* store.pendingOp.clear
       yield* log(`deleted: ${action.reason}`, action.path)
+      yield* sidecarAlong(action.remoteId, "delete", today)
       yield* publishEvent({ _tag: "local_removed", path: action.path, how: "delete" })
       return done
     }
     case "RemoveFolder": {
+      yield* postersIn(action.path)
       const removed = yield* ops.removeFolderIfEmpty(action.path, action.expected)
       yield* store.local.remove(action.path)
       if (!removed) {
@@ -224,7 +229,10 @@ const perform = Effect.fnUntraced(function* (
       return done
     case "Forget":
       if (action.what === "marker") yield* store.local.forgetMarker(action.remoteId)
-      else yield* store.local.remove(action.path)
+      else {
+        yield* store.local.remove(action.path)
+        yield* postersOfForgotten(action.remoteId, action.path)
+      }
       return done
     case "HoldDeletes": {
       // Published when the hold is new or other paths are held, not at every pass it stays.

@@ -16,7 +16,9 @@
  *   what it does not contain is removed only when its last page commits, so no deletion is
  *   ever derived from an incomplete listing; an interrupted rebuild resumes from its cursor.
  * - Every request of one synchronisation uses the same query (spec rule 8): no `kind`,
- *   no media, no poster. Filters apply locally, so a filter change never restarts the feed.
+ *   no media, and posters only when they are on (the stored params say which, and turning
+ *   them on or off restarts the feed). Filters apply locally, so a filter change never
+ *   restarts the feed.
  */
 import { Effect, Schema } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
@@ -89,7 +91,7 @@ export const catchUpChanges = Effect.fnUntraced(function* (
     // Nothing to resume from (the service ended a sync without a cursor): list everything again.
     state = yield* store.feed.rebuild("no cursor to resume the change feed from")
   }
-  const query: ChangesQuery = { limit: PAGE_LIMIT, includeMedia: false, includePoster: false }
+  const query: ChangesQuery = { limit: PAGE_LIMIT, includeMedia: false, includePoster: state.params.includePoster }
   let cursor: string | null = state.cursor
   let total = emptyCatchUp
   let restarts = 0
@@ -165,7 +167,8 @@ export const recordToItem = (record: FileRecord): RemoteItem | undefined => {
     updatedAt: record.updated_at,
     createdAt: record.created_at,
     expiresAt: record.expires_at,
-    ...(record.download_id === null ? {} : { downloadId: record.download_id })
+    ...(record.download_id === null ? {} : { downloadId: record.download_id }),
+    ...(record.poster == null ? {} : { posterUrl: record.poster.url })
   }
 }
 

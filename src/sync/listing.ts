@@ -53,7 +53,12 @@ export const walkListing = Effect.fnUntraced(function* (
     const result = yield* Effect.result(
       applyNextPage(
         store,
-        api.files.list({ flatten: true, limit: PAGE_LIMIT, ...(cursor === null ? {} : { cursor: asCursor(cursor) }) })
+        api.files.list({
+          flatten: true,
+          limit: PAGE_LIMIT,
+          ...posterQuery(begun),
+          ...(cursor === null ? {} : { cursor: asCursor(cursor) })
+        })
       )
     )
     total = { ...total, requests: total.requests + 1 }
@@ -93,6 +98,7 @@ export const pollListing = Effect.fnUntraced(function* (
       api.files.list({
         flatten: true,
         limit: PAGE_LIMIT,
+        ...posterQuery(begun),
         ...(since === undefined ? {} : { updatedAfter: since }),
         ...(cursor === null ? {} : { cursor: asCursor(cursor) })
       })
@@ -109,3 +115,7 @@ export const pollStart = (watermark: string | null): string | undefined => {
   const at = Date.parse(watermark)
   return Number.isNaN(at) ? undefined : new Date(at - 1000).toISOString()
 }
+
+/** `include_poster=true` when the listing is made with posters (posters on); nothing otherwise. */
+const posterQuery = (state: FeedState): { readonly includePoster?: true } =>
+  state.params.includePoster ? { includePoster: true } : {}

@@ -67,7 +67,8 @@ export const runPass = Effect.fn("runPass")(function* (
     now: options.now,
     listingComplete: feed.listingComplete,
     adoptOnly,
-    allowBigDelete: options.allowBigDelete
+    allowBigDelete: options.allowBigDelete,
+    cleanedUp: yield* store.cleanup.marked
   })
   const execution = yield* executePlan(actions, { now: options.now, trashDays: options.trashDays })
   return { caseInsensitive, adoptOnly, listingComplete: feed.listingComplete, scan, actions, execution }

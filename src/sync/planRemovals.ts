@@ -2,7 +2,9 @@
  * The planner's deletions phase: entries whose remote item is gone are removed (trashed or
  * deleted), forgotten, or wait; files go before the structure, folders after it, deepest
  * first. Nothing is removed unless the listing is complete, none in adopt-only mode, and
- * none beyond the big-delete limit unless allowed (one `HoldDeletes` instead).
+ * none beyond the big-delete limit unless allowed (one `HoldDeletes` instead). An item
+ * dlsync deleted on the service itself (remote cleanup, `cleanedUp`) is never removed
+ * locally: its entry is forgotten, the file stays, and it does not count towards the limit.
  */
 import type { LocalEntry, LocalStat } from "../domain/LocalEntry.ts"
 import { isIntact } from "../domain/LocalEntry.ts"
@@ -18,6 +20,16 @@ export const exceedsDeleteLimit = (count: number, mirrored: number, maxDelete: n
   maxDelete === null
     ? count > DEFAULT_MAX_DELETE_FILES && count > mirrored * DEFAULT_MAX_DELETE_RATIO
     : count > maxDelete
+
+/** Why the entry of a file remote cleanup deleted on the service is forgotten. */
+export const CLEANED_UP =
+  "deleted on the service by remote cleanup ([cleanup]); the local copy stays, no longer tracked"
+
+/** The big-delete limit in words, for the hold's message and `status`. */
+export const deleteLimitText = (maxDelete: number | null): string =>
+  maxDelete === null
+    ? `more than ${DEFAULT_MAX_DELETE_FILES} files and more than ${DEFAULT_MAX_DELETE_RATIO * 100} % of the mirror`
+    : `more than ${maxDelete} files`
 
 /** An entry to remove, with the stat it must still have when it is removed. */
 export interface Removal {
@@ -51,7 +63,8 @@ export const planRemovals = (p: PlanState, remoteIds: ReadonlySet<string>): Arra
     // our folder is replaced) keeps its entry: it is applied once the path is back.
     const wait = (why: string) =>
       p.skip("parent_blocked", entry.path, entry.remoteId, `deleted on the remote; waits until ${why}`)
-    if (config.onRemoteDelete === "keep") forget("deleted on the remote; kept (on_remote_delete = keep)")
+    if (p.input.cleanedUp?.has(entry.remoteId) === true) forget(CLEANED_UP)
+    else if (config.onRemoteDelete === "keep") forget("deleted on the remote; kept (on_remote_delete = keep)")
     else if (entry.written === null) forget("deleted on the remote; nothing left on disk")
     else if (stat === undefined) {
       const hidden = p.hiddenBy(entry.path)
@@ -65,10 +78,7 @@ export const planRemovals = (p: PlanState, remoteIds: ReadonlySet<string>): Arra
   }
   const mirrored = p.input.local.filter((e) => e.type === "file" && e.written !== null).length
   if (files.length > 0 && !p.input.allowBigDelete && exceedsDeleteLimit(files.length, mirrored, config.maxDelete)) {
-    const limit =
-      config.maxDelete === null
-        ? `more than ${DEFAULT_MAX_DELETE_FILES} files and more than ${DEFAULT_MAX_DELETE_RATIO * 100} % of the mirror`
-        : `more than ${config.maxDelete} files`
+    const limit = deleteLimitText(config.maxDelete)
     p.removals.push({
       _tag: "HoldDeletes",
       count: files.length,

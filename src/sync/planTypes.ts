@@ -33,6 +33,12 @@ export interface PlanInput {
    */
   readonly adoptOnly: boolean
   readonly allowBigDelete: boolean
+  /**
+   * Remote ids whose deletion on the service dlsync itself decided (remote cleanup, marked
+   * before its POST /files/delete). When such an item is gone, its entry is forgotten and
+   * the local copy kept: the mirror keeps what it cleaned up. Absent: none.
+   */
+  readonly cleanedUp?: ReadonlySet<string>
 }
 
 export type SkipCode =

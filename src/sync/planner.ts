@@ -44,7 +44,12 @@ import { PlanState } from "./planState.ts"
 import type { Action, PlanInput, SkipCode } from "./planTypes.ts"
 import { type FilterReason, mapTree } from "./tree.ts"
 
-export { DEFAULT_MAX_DELETE_FILES, DEFAULT_MAX_DELETE_RATIO, exceedsDeleteLimit } from "./planRemovals.ts"
+export {
+  DEFAULT_MAX_DELETE_FILES,
+  DEFAULT_MAX_DELETE_RATIO,
+  deleteLimitText,
+  exceedsDeleteLimit
+} from "./planRemovals.ts"
 export { conflictPath, MOVING_DIR } from "./planState.ts"
 export type { Action, ActionTag, PlanConfig, PlanInput, SkipCode } from "./planTypes.ts"
 

@@ -274,6 +274,19 @@ describe("plan", () => {
     ])
   })
 
+  it("keeps the local copy of what remote cleanup deleted on the service: forgotten, never trashed, not counted", () => {
+    const files = Array.from({ length: 60 }, (_, i) => file(`f${i}`, `${i}.mkv`))
+    const base = mirrored(files.map((x) => [x, x.name] as const))
+    const cleanedUp = new Set(files.slice(0, 55).map((x) => x.id))
+    const actions = plan(input({ remote: files.slice(55), ...base, cleanedUp }))
+    assert.strictEqual(actions.filter((a) => a._tag === "Forget").length, 55)
+    assert.isTrue(actions.every((a) => a._tag === "Forget" && cleanedUp.has(a.remoteId)))
+    // A deletion dlsync did not cause is still trashed.
+    const other = plan(input({ remote: files.slice(1, 55), ...base, cleanedUp: new Set([files[0]!.id]) }))
+    assert.deepStrictEqual(show(other).slice(0, 1), ["Forget entry 0.mkv"])
+    assert.includeMembers(show(other), ["Trash 55.mkv", "Trash 59.mkv"])
+  })
+
   it("holds a big delete unless allowed", () => {
     const files = Array.from({ length: 60 }, (_, i) => file(`f${i}`, `${i}.mkv`))
     const base = mirrored(files.map((x) => [x, x.name] as const))
