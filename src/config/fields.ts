@@ -126,7 +126,9 @@ export const sections = {
     url: field(HttpUrl, "string"),
     token: field(Schema.RedactedFromValue(NonEmpty), "string", true),
     path_map: field(Schema.optionalKey(PathMapSetting), "json")
-  }
+  },
+  sonarr: arrSection(),
+  radarr: arrSection()
 } as const
 
 const NotifyUrl = Schema.String.pipe(
@@ -156,6 +158,15 @@ export const tableArrays = {
     secret: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true)
   }
 } as const
+
+/** `[sonarr]`, `[radarr]` (config/arrSettings.ts): the app's URL, its API key, how it sees the mirror's paths. */
+function arrSection() {
+  return {
+    url: field(HttpUrl, "string"),
+    api_key: field(Schema.RedactedFromValue(NonEmpty), "string", true),
+    path_map: field(Schema.optionalKey(PathMapSetting), "json")
+  }
+}
 
 export type SectionName = keyof typeof sections
 export const sectionNames: ReadonlyArray<SectionName> = Record.keys(sections)
@@ -194,6 +205,8 @@ export const ConfigSchema = Schema.Struct({
   webhooks: Schema.optionalKey(sectionSchema(sections.webhooks)),
   jellyfin: Schema.optionalKey(sectionSchema(sections.jellyfin)),
   plex: Schema.optionalKey(sectionSchema(sections.plex)),
+  sonarr: Schema.optionalKey(sectionSchema(sections.sonarr)),
+  radarr: Schema.optionalKey(sectionSchema(sections.radarr)),
   hooks: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.hooks))),
   notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify)))
 })

@@ -239,6 +239,20 @@ ALTER TABLE remote_items ADD COLUMN download_id TEXT;
 CREATE INDEX remote_items_download ON remote_items (download_id) WHERE download_id IS NOT NULL;
 `
 
+const V_ARR_FAILURE_REPORTS = `
+-- arr_failure_reports: intakes that failed on the service and were reported to Sonarr or
+-- Radarr (arr/FailedReports.ts), so each is reported once, after a restart too.
+-- Invariants: one row per intake identity (\`btih:<hex>\`); written only after the app accepted
+-- the mark-failed call (\`marked\`, with the app) or after the app's queue went on without
+-- the item long enough to say it never tracked it (\`untracked\`, app NULL).
+CREATE TABLE arr_failure_reports (
+  intake_id    TEXT PRIMARY KEY NOT NULL CHECK (intake_id <> ''),
+  outcome      TEXT NOT NULL CHECK (outcome IN ('marked', 'untracked')),
+  app          TEXT,
+  reported_at  INTEGER NOT NULL
+) STRICT;
+`
+
 export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, name: "initial schema", sql: V1_INITIAL },
   { version: 2, name: "app-state outbox", sql: V2_APP_STATE_OUTBOX },
@@ -247,7 +261,8 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 5, name: "space waits", sql: V5_SPACE_WAITS },
   { version: 6, name: "root case sensitivity", sql: V6_ROOT_CASE_SENSITIVITY },
   { version: 7, name: "webhook deliveries", sql: V7_WEBHOOK_DELIVERIES },
-  { version: 8, name: "remote download ids", sql: V8_REMOTE_DOWNLOAD_ID }
+  { version: 8, name: "remote download ids", sql: V8_REMOTE_DOWNLOAD_ID },
+  { version: 9, name: "arr failure reports", sql: V_ARR_FAILURE_REPORTS }
 ]
 
 /** The schema version this binary writes. */

@@ -1,0 +1,132 @@
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
+import { TestClock } from "effect/testing"
+import { failedReportsLayer, UNTRACKED_AFTER_MISSES } from "../../src/arr/FailedReports.ts"
+import type { ArrSettings } from "../../src/config/arrSettings.ts"
+import { Intake } from "../../src/intake/Intake.ts"
+import { Database } from "../../src/store/Database.ts"
+import { arrStandIn } from "../standins/arrStandIn.ts"
+import { advanceUntil, type Recorded, standIn } from "../standins/recordingServer.ts"
+import { makeMemoryIntake } from "../support/MemoryIntake.ts"
+
+const KEY = "sonarr-api-key"
+const HASH = "c9e15763f722f23e98a29decdfae341b98d53056"
+const OTHER = "0123456789abcdef0123456789abcdef01234567"
+
+const settings = (url: string): ArrSettings => ({
+  sonarr: { url, api_key: Redacted.make(KEY), path_map: [] },
+  radarr: null
+})
+
+/** The queue spans two pages of 100: the failed release is on the second. */
+const queue = () => [
+  ...Array.from({ length: 150 }, (_, i) => ({ id: i + 1, downloadId: `SAB_NZO_${i}`, title: `Other.S01E${i}` })),
+  { id: 501, downloadId: HASH.toUpperCase(), title: "Show.S01E01.1080p" }
+]
+
+const marks = (requests: ReadonlyArray<Recorded>) => requests.filter((r) => r.method === "DELETE")
+
+/** A daemon's life: the reporter over `stateDir` with an intake holding the failed items, for `minutes` of test time. */
+const life = (url: string, stateDir: string, root: string, minutes: number) =>
+  Effect.gen(function* () {
+    const control = makeMemoryIntake(root)
+    const torrent = yield* control.intake.add(
+      { _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HASH}&dn=Show.S01E01.1080p` },
+      { category: "tv", via: "qbittorrent" }
+    )
+    const nzb = yield* control.intake.add(
+      { _tag: "NzbFile", fileName: "Show.S01E02.nzb", content: new TextEncoder().encode("<nzb/>") },
+      { category: "tv", via: "sabnzbd" }
+    )
+    control.fail(torrent.id, "blocked: infringing content")
+    control.fail(nzb.id, "no segments")
+    const layer = failedReportsLayer(settings(url)).pipe(
+      Layer.provide(Database.layer(stateDir)),
+      Layer.provide(Layer.succeed(Intake, control.intake))
+    )
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        yield* Layer.build(Layer.fresh(layer))
+        for (let m = 0; m < minutes; m++) {
+          yield* TestClock.adjust("1 minute")
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+        }
+      })
+    )
+  })
+
+describe("failed releases reported to Sonarr", () => {
+  it.effect("a failed torrent is marked failed once, with blocklist and search, and not again after a restart", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-arr-"))
+      const sonarr = yield* standIn(
+        arrStandIn({ apiKey: KEY, mount: { hostDir: dir, appPath: "/data" }, queue: queue() })
+      )
+      const stateDir = Path.join(dir, "state")
+
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const control = makeMemoryIntake(Path.join(dir, "root"))
+          const torrent = yield* control.intake.add(
+            { _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HASH}&dn=Show.S01E01.1080p` },
+            { category: "tv", via: "qbittorrent" }
+          )
+          control.fail(torrent.id, "blocked: infringing content")
+          yield* Layer.build(
+            Layer.fresh(
+              failedReportsLayer(settings(sonarr.url)).pipe(
+                Layer.provide(Database.layer(stateDir)),
+                Layer.provide(Layer.succeed(Intake, control.intake))
+              )
+            )
+          )
+          yield* advanceUntil(() => marks(sonarr.requests).length >= 1, "5 seconds")
+        })
+      )
+      const [mark] = marks(sonarr.requests)
+      assert.strictEqual(mark?.url.pathname, "/api/v3/queue/501")
+      assert.strictEqual(mark?.url.searchParams.get("blocklist"), "true")
+      assert.strictEqual(mark?.url.searchParams.get("skipRedownload"), "false")
+      assert.strictEqual(mark?.url.searchParams.get("removeFromClient"), "true")
+      assert.strictEqual(mark?.headers["x-api-key"], KEY)
+      const pages = sonarr.requests.filter((r) => r.url.pathname === "/api/v3/queue" && r.method === "GET")
+      assert.deepStrictEqual(
+        pages.map((r) => r.url.searchParams.get("page")),
+        ["1", "2"]
+      )
+      assert.strictEqual(pages[0]?.url.searchParams.get("includeUnknownSeriesItems"), "true")
+
+      // Still failed, still in the app's queue: a restart and ten minutes later, nothing more.
+      const before = sonarr.requests.length
+      yield* life(sonarr.url, stateDir, Path.join(dir, "root"), UNTRACKED_AFTER_MISSES + 2)
+      assert.strictEqual(marks(sonarr.requests).length, 1, "reported once")
+      const afterRestart = sonarr.requests.slice(before)
+      assert.isTrue(
+        afterRestart.every((r) => r.url.pathname !== "/api/v3/queue" || r.url.searchParams.get("page") === null),
+        "the reported release is not looked up again"
+      )
+      Fs.rmSync(dir, { recursive: true, force: true })
+    })
+  )
+
+  it.effect("an NZB's failure is left to the SABnzbd surface, and a torrent in no app's queue is given up once", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-arr-"))
+      const sonarr = yield* standIn(
+        arrStandIn({
+          apiKey: KEY,
+          mount: { hostDir: dir, appPath: "/data" },
+          queue: [{ id: 1, downloadId: OTHER.toUpperCase(), title: "Other" }]
+        })
+      )
+      yield* life(sonarr.url, Path.join(dir, "state"), Path.join(dir, "root"), UNTRACKED_AFTER_MISSES + 3)
+      assert.strictEqual(marks(sonarr.requests).length, 0)
+      const lookups = sonarr.requests.filter((r) => r.url.pathname === "/api/v3/queue").length
+      assert.strictEqual(lookups, UNTRACKED_AFTER_MISSES, "one lookup a round until given up, then none")
+      Fs.rmSync(dir, { recursive: true, force: true })
+    })
+  )
+})
