@@ -18,6 +18,7 @@ import { apiFailureMessage } from "./cli/apiFailureMessage.ts"
 import { ConfigLoader, loadOnce } from "./cli/commandConfig.ts"
 import { configCommand } from "./cli/config.ts"
 import { demoCommand } from "./cli/demo.ts"
+import { doctorCommand } from "./cli/doctor.ts"
 import { emulatorCommand } from "./cli/emulator.ts"
 import { ExitCode } from "./cli/exitCodes.ts"
 import { loginCommand } from "./cli/login.ts"
@@ -38,7 +39,8 @@ const subcommands = [
   logoutCommand,
   configCommand,
   emulatorCommand,
-  demoCommand
+  demoCommand,
+  doctorCommand
 ] as const
 
 const cli = Command.runWith(root.pipe(Command.withSubcommands(subcommands)), { version: VERSION })
@@ -101,7 +103,9 @@ const EXIT_CODES = {
   DeviceLoginFailed: ExitCode.auth,
   ItemsFailed: ExitCode.itemsFailed,
   UsageError: ExitCode.usage,
-  NothingToRestore: ExitCode.usage
+  NothingToRestore: ExitCode.usage,
+  AppUnreachable: ExitCode.temporary,
+  PathsNotSeen: ExitCode.itemsFailed
 } as const satisfies Record<Exclude<Failure, CliError.CliError | ApiError>["_tag"], ExitCode>
 
 const isExpected = (error: Failure): error is Extract<Failure, { readonly _tag: keyof typeof EXIT_CODES }> =>

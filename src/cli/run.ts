@@ -24,6 +24,7 @@ import { Console, Duration, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ApiObserver } from "../api/ApiHttp.ts"
 import { RunKind } from "../appstate/mirrorAppState.ts"
+import { arrLayer } from "../arr/arrLayer.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { runDaemon } from "../engine/Daemon.ts"
 import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
@@ -96,7 +97,7 @@ export const daemonLayer = (config: AppConfig) => {
     Layer.provide(status)
   )
   const webhooks = WebhookReceiver.layer({ listen: config.webhooks.listen, secrets: config.webhooks.secrets })
-  return Layer.merge(server, webhooks).pipe(
+  return Layer.mergeAll(server, webhooks, arrLayer(config)).pipe(
     Layer.provideMerge(runLayer(config, { waitForLogin: true }, { waitForSpace: true }).pipe(Layer.provide(observed))),
     Layer.provideMerge(
       Layer.mergeAll(
