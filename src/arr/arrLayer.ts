@@ -10,4 +10,4 @@ import { doctorAtStartLayer } from "./doctorAtStart.ts"
 import { failedReportsLayer } from "./FailedReports.ts"
 
 export const arrLayer = (config: AppConfig): Layer.Layer<never, never, Database> =>
-  Layer.merge(doctorAtStartLayer(config, config.mirror.root, config.sabnzbd.categories), failedReportsLayer(config))
+  Layer.merge(doctorAtStartLayer(config), failedReportsLayer(config))

@@ -6,23 +6,18 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { ApiTransport } from "../api/ApiTransport.ts"
-import type { ArrSettings } from "../config/arrSettings.ts"
 import { Intake } from "../intake/Intake.ts"
 import { configuredApps } from "./ArrApp.ts"
-import { runDoctor } from "./runDoctor.ts"
+import { type DoctorConfig, runDoctor } from "./runDoctor.ts"
 
-export const doctorAtStartLayer = (
-  config: ArrSettings,
-  root: string,
-  configuredCategories: ReadonlyArray<string>
-): Layer.Layer<never> => {
+export const doctorAtStartLayer = (config: DoctorConfig): Layer.Layer<never> => {
   if (configuredApps(config).length === 0) return Layer.empty
   return Layer.effectDiscard(
     Effect.gen(function* () {
       const intake = yield* Effect.serviceOption(Intake)
       const fromIntake = Option.isSome(intake) ? (yield* intake.value.categories).map((c) => c.name) : []
       const doctor = Effect.gen(function* () {
-        const report = yield* runDoctor(config, root, [...new Set([...fromIntake, ...configuredCategories])])
+        const report = yield* runDoctor(config, [...new Set([...fromIntake, ...config.sabnzbd.categories])])
         for (const line of report.lines) {
           yield* line.ok ? Effect.logInfo(`path doctor: ${line.text}`) : Effect.logWarning(`path doctor: ${line.text}`)
         }

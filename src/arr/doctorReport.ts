@@ -3,6 +3,7 @@
  * fix, and the outcome they add up to, for `dlsync doctor` (its exit code) and the daemon's
  * log at start.
  */
+import type { PathMap } from "../paths/pathMap.ts"
 import type { AppVerdict, CategoryVerdict } from "./pathDoctor.ts"
 
 export interface DoctorLine {
@@ -25,7 +26,17 @@ export interface DoctorReport {
   readonly outcome: DoctorOutcome
 }
 
-export const doctorReport = (verdicts: ReadonlyArray<AppVerdict>): DoctorReport => {
+/** A surface that tells the apps paths (`qbittorrent`, `sabnzbd`) and its `path_map`. */
+export interface PathSurface {
+  readonly key: string
+  readonly pathMap: PathMap
+}
+
+/** `surfaces`: those on; a fix names each whose `path_map` differs from it (they tell the app its paths). */
+export const doctorReport = (
+  verdicts: ReadonlyArray<AppVerdict>,
+  surfaces: ReadonlyArray<PathSurface> = []
+): DoctorReport => {
   const lines: Array<DoctorLine> = []
   const problems: Array<DoctorReport["problems"][number]> = []
   for (const verdict of verdicts) {
@@ -46,7 +57,7 @@ export const doctorReport = (verdicts: ReadonlyArray<AppVerdict>): DoctorReport 
       }
       lines.push({
         ok: category._tag === "Seen",
-        text: `${where}: ${describe(verdict.target.app.section, app.name, category)}`
+        text: `${where}: ${describe(verdict.target.app.section, app.name, category, surfaces)}`
       })
     }
   }
@@ -69,12 +80,17 @@ export const pathMapText = (map: ReadonlyArray<readonly [string, string]>): stri
 const describe = (
   section: string,
   name: string,
-  verdict: Exclude<CategoryVerdict, { _tag: "ProbeFailed" }>
+  verdict: Exclude<CategoryVerdict, { _tag: "ProbeFailed" }>,
+  surfaces: ReadonlyArray<PathSurface>
 ): string => {
   if (verdict._tag === "Seen") return `OK (${name} sees the files at ${verdict.appPath.replace(/[^\\/]*$/, "")})`
   const head = `${name} does not see ${verdict.probe} as ${verdict.appPath}`
   if (verdict.fix !== null) {
-    return `${head}; it sees it as ${verdict.fix.seenAt}: set ${section}.path_map = ${pathMapText(verdict.fix.pathMap)}`
+    const text = pathMapText(verdict.fix.pathMap)
+    const others = surfaces.filter((s) => pathMapText(s.pathMap) !== text).map((s) => `${s.key}.path_map`)
+    const also =
+      others.length === 0 ? "" : ` (and ${others.join(" and ")} the same: ${name} is told its paths from there)`
+    return `${head}; it sees it as ${verdict.fix.seenAt}: set ${section}.path_map = ${text}${also}`
   }
   const searched = verdict.known.length === 0 ? "" : ` (${verdict.known.join(", ")})`
   return (

@@ -2,17 +2,27 @@
 import { Effect } from "effect"
 import type { ApiTransport } from "../api/ApiTransport.ts"
 import type { ArrSettings } from "../config/arrSettings.ts"
+import type { AppConfig } from "../config/loadConfig.ts"
 import { configuredApps } from "./ArrApp.ts"
-import { type DoctorReport, doctorReport } from "./doctorReport.ts"
+import { type DoctorReport, doctorReport, type PathSurface } from "./doctorReport.ts"
 import { checkAppPaths } from "./pathDoctor.ts"
 
-/** Checks each app, one after the other, for its categories and `categories`; probes go under `root`. */
+/** What the doctor reads of the configuration. */
+export type DoctorConfig = ArrSettings &
+  Pick<AppConfig, "qbittorrent" | "sabnzbd"> & { readonly mirror: { readonly root: string } }
+
+/** Checks each app, one after the other, for its categories and `categories`; probes go under the mirror root. */
 export const runDoctor = (
-  config: ArrSettings,
-  root: string,
+  config: DoctorConfig,
   categories: ReadonlyArray<string>
 ): Effect.Effect<DoctorReport, never, ApiTransport> =>
   Effect.map(
-    Effect.forEach(configuredApps(config), (target) => checkAppPaths(target, root, categories)),
-    doctorReport
+    Effect.forEach(configuredApps(config), (target) => checkAppPaths(target, config.mirror.root, categories)),
+    (verdicts) => doctorReport(verdicts, pathSurfaces(config))
   )
+
+/** The surfaces on, with their path_map. */
+const pathSurfaces = (config: Pick<AppConfig, "qbittorrent" | "sabnzbd">): ReadonlyArray<PathSurface> => [
+  ...(config.qbittorrent === null ? [] : [{ key: "qbittorrent", pathMap: config.qbittorrent.path_map }]),
+  ...(config.sabnzbd.listen === "off" ? [] : [{ key: "sabnzbd", pathMap: config.sabnzbd.pathMap }])
+]

@@ -44,9 +44,7 @@ export const doctorCommand = Command.make(
         config.file ?? "environment"
       )
     }
-    const report = yield* runDoctor(config, config.mirror.root, config.sabnzbd.categories).pipe(
-      Effect.provide(ApiTransport.layerUndici)
-    )
+    const report = yield* runDoctor(config, config.sabnzbd.categories).pipe(Effect.provide(ApiTransport.layerUndici))
     for (const line of report.lines) yield* Console.log(line.text)
     const config78 = report.problems.filter((p) => p.outcome === "config")
     const unreachable = report.problems.filter((p) => p.outcome === "unreachable")

@@ -40,7 +40,9 @@ const doctor = (b: Sandbox, url: string, env: Record<string, string> = {}) =>
 
 /** Probe files left anywhere below the sandbox. */
 const probesLeft = (dir: string): Array<string> =>
-  Fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((p) => Path.basename(p).startsWith(".dlsync-probe-"))
+  Fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((p) =>
+    Path.basename(p).startsWith(".dlsync-probe-")
+  )
 
 describe("dlsync doctor", { timeout: 60_000 }, () => {
   it("matching paths: OK per category, exit 0, the probe removed", async () => {
