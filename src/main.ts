@@ -70,7 +70,13 @@ const logging = Layer.unwrap(
           logLayer({
             level: Option.getOrElse(logLevel, () => config.log.level),
             format: config.log.format,
-            scrubber: { secrets: [...Option.toArray(config.service.api_key), ...Option.toArray(config.sabnzbd.apiKey)] }
+            scrubber: {
+              secrets: [
+                ...Option.toArray(config.service.api_key),
+                ...Option.toArray(config.sabnzbd.apiKey),
+                ...[config.sonarr, config.radarr].flatMap((app) => (app === null ? [] : [app.api_key]))
+              ]
+            }
           })
       })
     )

@@ -33,3 +33,12 @@ const appSettings = (section: Raw["sonarr"]): ArrAppSettings | null =>
   section === undefined
     ? null
     : { url: section.url.replace(/\/+$/, ""), api_key: section.api_key, path_map: section.path_map ?? [] }
+
+/** `config check`'s view of the sections: the key redacted, a section not set left out. */
+export const arrView = (settings: ArrSettings) => {
+  const view = (s: ArrAppSettings) => ({ url: s.url, api_key: "<redacted>", path_map: s.path_map })
+  return {
+    ...(settings.sonarr === null ? {} : { sonarr: view(settings.sonarr) }),
+    ...(settings.radarr === null ? {} : { radarr: view(settings.radarr) })
+  }
+}
