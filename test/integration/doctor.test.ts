@@ -8,7 +8,7 @@ import * as Path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { arrStandIn } from "../standins/arrStandIn.ts"
 import { type StandIn, startStandIn } from "../standins/recordingServer.ts"
-import { type Sandbox, sandbox } from "./harness.ts"
+import { type Sandbox, sandbox, seedSmallLibrary, waitUntil } from "./harness.ts"
 
 let box: Sandbox | undefined
 let close: (() => Promise<void>) | undefined
@@ -99,5 +99,33 @@ describe("dlsync doctor", { timeout: 60_000 }, () => {
       result.stderr.trim(),
       `dlsync: cannot reach Sonarr at ${url}: connection refused; is it running, and is sonarr.url right?`
     )
+  })
+
+  it("at daemon start: a mismatch is a warning line with the fix, and the daemon mirrors anyway", async () => {
+    const { box, sonarr } = await setUp()
+    seedSmallLibrary(box.emu)
+    const daemon = box.spawn(["run"], {
+      env: { DLSYNC_SONARR_URL: sonarr.url, DLSYNC_SONARR_API_KEY: KEY, DLSYNC_SYNC_POLL_INTERVAL: "1h" },
+      deadlineMs: 60_000
+    })
+    await waitUntil(
+      () => daemon.output().stderr.includes("set sonarr.path_map"),
+      30_000,
+      `the doctor's warning\n${daemon.output().stderr}`
+    )
+    // The log is JSON lines (stderr is not a terminal).
+    const warning = daemon
+      .output()
+      .stderr.split("\n")
+      .filter((l) => l.includes("set sonarr.path_map"))
+      .map((l) => JSON.parse(l) as { level: string; message: string })[0]
+    assert.strictEqual(warning?.level, "warn")
+    assert.include(warning?.message, `path doctor: Sonarr [tv]: Sonarr does not see ${box.root}/tv/.dlsync-probe-`)
+    assert.include(warning?.message, `set sonarr.path_map = [[${JSON.stringify(box.root)}, "/data/root"]]`)
+    await waitUntil(() => Fs.existsSync(Path.join(box.root, "readme.txt")), 30_000, "the mirror")
+    daemon.child.kill("SIGTERM")
+    const exit = await daemon.exit
+    assert.strictEqual(exit.code, 0, exit.stderr)
+    assert.deepStrictEqual(probesLeft(box.dir), [])
   })
 })
