@@ -2,7 +2,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Clock, Effect, Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { failedReportsLayer, UNTRACKED_AFTER_MISSES } from "../../src/arr/FailedReports.ts"
 import type { ArrSettings } from "../../src/config/arrSettings.ts"
@@ -29,8 +29,20 @@ const queue = () => [
 
 const marks = (requests: ReadonlyArray<Recorded>) => requests.filter((r) => r.method === "DELETE")
 
-/** A daemon's life: the reporter over `stateDir` with an intake holding the failed items, for `minutes` of test time. */
-const life = (url: string, stateDir: string, root: string, minutes: number) =>
+/** Lets `minutes` of test time pass, one at a time, the stand-in's answers coming in between. */
+const minutesPass = (minutes: number) =>
+  Effect.gen(function* () {
+    for (let m = 0; m < minutes; m++) {
+      yield* TestClock.adjust("1 minute")
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+    }
+  })
+
+/**
+ * A daemon's life: the reporter over `stateDir`, with an intake holding a failed torrent and a
+ * failed NZB, while `during` runs.
+ */
+const life = <E>(url: string, stateDir: string, root: string, during: Effect.Effect<void, E>) =>
   Effect.gen(function* () {
     const control = makeMemoryIntake(root)
     const torrent = yield* control.intake.add(
@@ -47,16 +59,11 @@ const life = (url: string, stateDir: string, root: string, minutes: number) =>
       Layer.provide(Database.layer(stateDir)),
       Layer.provide(Layer.succeed(Intake, control.intake))
     )
-    return yield* Effect.scoped(
-      Effect.gen(function* () {
-        yield* Layer.build(Layer.fresh(layer))
-        for (let m = 0; m < minutes; m++) {
-          yield* TestClock.adjust("1 minute")
-          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
-        }
-      })
-    )
+    return yield* Effect.scoped(Effect.andThen(Layer.build(Layer.fresh(layer)), during))
   })
+
+const lookups = (requests: ReadonlyArray<Recorded>) =>
+  requests.filter((r) => r.method === "GET" && r.url.pathname === "/api/v3/queue")
 
 describe("failed releases reported to Sonarr", () => {
   it.effect("a failed torrent is marked failed once, with blocklist and search, and not again after a restart", () =>
@@ -66,25 +73,13 @@ describe("failed releases reported to Sonarr", () => {
         arrStandIn({ apiKey: KEY, mount: { hostDir: dir, appPath: "/data" }, queue: queue() })
       )
       const stateDir = Path.join(dir, "state")
+      const root = Path.join(dir, "root")
 
-      yield* Effect.scoped(
-        Effect.gen(function* () {
-          const control = makeMemoryIntake(Path.join(dir, "root"))
-          const torrent = yield* control.intake.add(
-            { _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HASH}&dn=Show.S01E01.1080p` },
-            { category: "tv", via: "qbittorrent" }
-          )
-          control.fail(torrent.id, "blocked: infringing content")
-          yield* Layer.build(
-            Layer.fresh(
-              failedReportsLayer(settings(sonarr.url)).pipe(
-                Layer.provide(Database.layer(stateDir)),
-                Layer.provide(Layer.succeed(Intake, control.intake))
-              )
-            )
-          )
-          yield* advanceUntil(() => marks(sonarr.requests).length >= 1, "5 seconds")
-        })
+      yield* life(
+        sonarr.url,
+        stateDir,
+        root,
+        advanceUntil(() => marks(sonarr.requests).length >= 1, "5 seconds")
       )
       const [mark] = marks(sonarr.requests)
       assert.strictEqual(mark?.url.pathname, "/api/v3/queue/501")
@@ -92,22 +87,19 @@ describe("failed releases reported to Sonarr", () => {
       assert.strictEqual(mark?.url.searchParams.get("skipRedownload"), "false")
       assert.strictEqual(mark?.url.searchParams.get("removeFromClient"), "true")
       assert.strictEqual(mark?.headers["x-api-key"], KEY)
-      const pages = sonarr.requests.filter((r) => r.url.pathname === "/api/v3/queue" && r.method === "GET")
+      const pages = lookups(sonarr.requests)
       assert.deepStrictEqual(
         pages.map((r) => r.url.searchParams.get("page")),
-        ["1", "2"]
+        ["1", "2"],
+        "the second page holds it; the NZB is not looked up"
       )
       assert.strictEqual(pages[0]?.url.searchParams.get("includeUnknownSeriesItems"), "true")
 
-      // Still failed, still in the app's queue: a restart and ten minutes later, nothing more.
+      // Still failed, still in the app's queue: after a restart and more than ten minutes, nothing more.
       const before = sonarr.requests.length
-      yield* life(sonarr.url, stateDir, Path.join(dir, "root"), UNTRACKED_AFTER_MISSES + 2)
+      yield* life(sonarr.url, stateDir, root, minutesPass(UNTRACKED_AFTER_MISSES + 2))
       assert.strictEqual(marks(sonarr.requests).length, 1, "reported once")
-      const afterRestart = sonarr.requests.slice(before)
-      assert.isTrue(
-        afterRestart.every((r) => r.url.pathname !== "/api/v3/queue" || r.url.searchParams.get("page") === null),
-        "the reported release is not looked up again"
-      )
+      assert.deepStrictEqual(lookups(sonarr.requests.slice(before)), [], "a reported release is not looked up again")
       Fs.rmSync(dir, { recursive: true, force: true })
     })
   )
@@ -122,10 +114,37 @@ describe("failed releases reported to Sonarr", () => {
           queue: [{ id: 1, downloadId: OTHER.toUpperCase(), title: "Other" }]
         })
       )
-      yield* life(sonarr.url, Path.join(dir, "state"), Path.join(dir, "root"), UNTRACKED_AFTER_MISSES + 3)
+      const during = Effect.andThen(
+        advanceUntil(() => lookups(sonarr.requests).length >= UNTRACKED_AFTER_MISSES, "1 minute"),
+        minutesPass(3)
+      )
+      yield* life(sonarr.url, Path.join(dir, "state"), Path.join(dir, "root"), during)
       assert.strictEqual(marks(sonarr.requests).length, 0)
-      const lookups = sonarr.requests.filter((r) => r.url.pathname === "/api/v3/queue").length
-      assert.strictEqual(lookups, UNTRACKED_AFTER_MISSES, "one lookup a round until given up, then none")
+      assert.strictEqual(lookups(sonarr.requests).length, UNTRACKED_AFTER_MISSES, "one lookup a round until given up")
+      Fs.rmSync(dir, { recursive: true, force: true })
+    })
+  )
+
+  it.effect("an app that is starting (503) is retried with backoff until it takes the report", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-arr-"))
+      const app = arrStandIn({ apiKey: KEY, mount: { hostDir: dir, appPath: "/data" }, queue: queue() })
+      let refusals = 3
+      const sonarr = yield* standIn((r) => (refusals-- > 0 ? { status: 503, body: "starting" } : app(r)))
+      const start = yield* Clock.currentTimeMillis
+      yield* life(
+        sonarr.url,
+        Path.join(dir, "state"),
+        Path.join(dir, "root"),
+        advanceUntil(() => marks(sonarr.requests).length >= 1, "1 second")
+      )
+      assert.deepStrictEqual(
+        sonarr.requests.map((r) => r.method),
+        ["GET", "GET", "GET", "GET", "GET", "DELETE"],
+        "three refused lookups, then both pages and the mark"
+      )
+      const elapsed = (yield* Clock.currentTimeMillis) - start
+      assert.isBelow(elapsed, 60_000, "within the round, by the backoff (2 s, 4 s, 8 s at most)")
       Fs.rmSync(dir, { recursive: true, force: true })
     })
   )
