@@ -74,7 +74,9 @@ const logging = Layer.unwrap(
               secrets: [
                 ...Option.toArray(config.service.api_key),
                 ...Option.toArray(config.sabnzbd.apiKey),
-                ...[config.sonarr, config.radarr].flatMap((app) => (app === null ? [] : [app.api_key]))
+                ...[config.sonarr, config.radarr, config.lidarr, config.readarr].flatMap((app) =>
+                  app === null ? [] : [app.api_key]
+                )
               ]
             }
           })

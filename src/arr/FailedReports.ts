@@ -1,5 +1,5 @@
 /**
- * Failed releases reported to Sonarr and Radarr. qBittorrent has no failed state, so an app
+ * Failed releases reported to Sonarr, Radarr, Lidarr and Readarr. qBittorrent has no failed state, so an app
  * whose release failed on the service would only see a warning and never search again
  * (rogerfar/rdt-client#386). Every REPORT_INTERVAL this reads the intake queue and, for each
  * failed torrent not reported yet, finds it in each configured app's queue by its info-hash

@@ -1,5 +1,5 @@
 /**
- * What the daemon does with `[sonarr]` and `[radarr]`: the path doctor once at start
+ * What the daemon does with `[sonarr]`, `[radarr]`, `[lidarr]` and `[readarr]`: the path doctor once at start
  * (doctorAtStart.ts) and failed releases reported as they fail (FailedReports.ts). Nothing
  * when neither is configured.
  */

@@ -1,5 +1,5 @@
 /**
- * The path doctor once at daemon start (pathDoctor.ts), when `[sonarr]` or `[radarr]` is
+ * The path doctor once at daemon start (pathDoctor.ts), when one of `[sonarr]`, `[radarr]`, `[lidarr]`, `[readarr]` is
  * configured: each OK is an info line, each mismatch (with its fix) and each app that cannot
  * be checked a warning. It runs behind the daemon's start and never stops it.
  * Categories: the intake's (when the intake queue is there), and `sabnzbd.categories`.

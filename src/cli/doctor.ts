@@ -1,5 +1,5 @@
 /**
- * `dlsync doctor`: checks that Sonarr and Radarr (`[sonarr]`, `[radarr]`) see the files dlsync
+ * `dlsync doctor`: checks that Sonarr, Radarr, Lidarr and Readarr (`[sonarr]`, `[radarr]`, `[lidarr]`, `[readarr]`) see the files dlsync
  * reports at the paths it reports them (arr/pathDoctor.ts): per app and category, OK or the
  * exact `path_map` to set. Categories: those of the app's qBittorrent and SABnzbd download
  * clients, and `sabnzbd.categories`.
@@ -40,7 +40,7 @@ export const doctorCommand = Command.make(
     if (configuredApps(config).length === 0) {
       return yield* configError(
         "sonarr",
-        "no app to check: set [sonarr] or [radarr] url and api_key (the doctor asks the app through its API)",
+        "no app to check: set [sonarr], [radarr], [lidarr] or [readarr] url and api_key (the doctor asks the app through its API)",
         config.file ?? "environment"
       )
     }
@@ -62,6 +62,6 @@ export const doctorCommand = Command.make(
   })
 ).pipe(
   Command.withDescription(
-    "Check that Sonarr and Radarr see the files dlsync reports at the paths it reports them; print the path_map fix"
+    "Check that Sonarr, Radarr, Lidarr and Readarr see the files dlsync reports at the paths it reports them; print the path_map fix"
   )
 )

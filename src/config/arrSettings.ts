@@ -1,5 +1,5 @@
 /**
- * The `[sonarr]` and `[radarr]` sections: the apps dlsync talks to through their own API (src/arr/):
+ * The `[sonarr]`, `[radarr]`, `[lidarr]` and `[readarr]` sections: the apps dlsync talks to through their own API (src/arr/):
  * it marks a release that failed on the service as failed there (qBittorrent has no failed
  * state), and `dlsync doctor` checks that the app sees the files at the paths dlsync reports.
  * A section is on when it is there; then `url` and `api_key` are required (fields.ts).
@@ -20,13 +20,17 @@ export interface ArrAppSettings {
 export interface ArrSettings {
   readonly sonarr: ArrAppSettings | null
   readonly radarr: ArrAppSettings | null
+  readonly lidarr: ArrAppSettings | null
+  readonly readarr: ArrAppSettings | null
 }
 
 type Raw = typeof ConfigSchema.Type
 
 export const arrSettings = (raw: Raw): ArrSettings => ({
   sonarr: appSettings(raw.sonarr),
-  radarr: appSettings(raw.radarr)
+  radarr: appSettings(raw.radarr),
+  lidarr: appSettings(raw.lidarr),
+  readarr: appSettings(raw.readarr)
 })
 
 const appSettings = (section: Raw["sonarr"]): ArrAppSettings | null =>
@@ -39,6 +43,8 @@ export const arrView = (settings: ArrSettings) => {
   const view = (s: ArrAppSettings) => ({ url: s.url, api_key: "<redacted>", path_map: s.path_map })
   return {
     ...(settings.sonarr === null ? {} : { sonarr: view(settings.sonarr) }),
-    ...(settings.radarr === null ? {} : { radarr: view(settings.radarr) })
+    ...(settings.radarr === null ? {} : { radarr: view(settings.radarr) }),
+    ...(settings.lidarr === null ? {} : { lidarr: view(settings.lidarr) }),
+    ...(settings.readarr === null ? {} : { readarr: view(settings.readarr) })
   }
 }

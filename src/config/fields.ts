@@ -128,7 +128,9 @@ export const sections = {
     path_map: field(Schema.optionalKey(PathMapSetting), "json")
   },
   sonarr: arrSection(),
-  radarr: arrSection()
+  radarr: arrSection(),
+  lidarr: arrSection(),
+  readarr: arrSection()
 } as const
 
 const NotifyUrl = Schema.String.pipe(
@@ -159,7 +161,7 @@ export const tableArrays = {
   }
 } as const
 
-/** `[sonarr]`, `[radarr]` (config/arrSettings.ts): the app's URL, its API key, how it sees the mirror's paths. */
+/** `[sonarr]`, `[radarr]`, `[lidarr]`, `[readarr]` (config/arrSettings.ts): the app's URL, its API key, how it sees the mirror's paths. */
 function arrSection() {
   return {
     url: field(HttpUrl, "string"),
@@ -207,6 +209,8 @@ export const ConfigSchema = Schema.Struct({
   plex: Schema.optionalKey(sectionSchema(sections.plex)),
   sonarr: Schema.optionalKey(sectionSchema(sections.sonarr)),
   radarr: Schema.optionalKey(sectionSchema(sections.radarr)),
+  lidarr: Schema.optionalKey(sectionSchema(sections.lidarr)),
+  readarr: Schema.optionalKey(sectionSchema(sections.readarr)),
   hooks: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.hooks))),
   notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify)))
 })

@@ -29,6 +29,8 @@ const settings = (
 ) => ({
   sonarr: null,
   radarr: { url, api_key: Redacted.make(KEY), path_map: [] },
+  lidarr: null,
+  readarr: null,
   mirror: { root },
   qbittorrent,
   sabnzbd: { ...SABNZBD_OFF, categories }

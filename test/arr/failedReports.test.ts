@@ -16,9 +16,13 @@ const KEY = "sonarr-api-key"
 const HASH = "c9e15763f722f23e98a29decdfae341b98d53056"
 const OTHER = "0123456789abcdef0123456789abcdef01234567"
 
-const settings = (url: string): ArrSettings => ({
-  sonarr: { url, api_key: Redacted.make(KEY), path_map: [] },
-  radarr: null
+/** One app configured (Sonarr unless told), at `url`. */
+const settings = (url: string, app: keyof ArrSettings = "sonarr"): ArrSettings => ({
+  sonarr: null,
+  radarr: null,
+  lidarr: null,
+  readarr: null,
+  [app]: { url, api_key: Redacted.make(KEY), path_map: [] }
 })
 
 /** The queue spans two pages of 100: the failed release is on the second. */
@@ -42,7 +46,7 @@ const minutesPass = (minutes: number) =>
  * A daemon's life: the reporter over `stateDir`, with an intake holding a failed torrent and a
  * failed NZB, while `during` runs.
  */
-const life = <E>(url: string, stateDir: string, root: string, during: Effect.Effect<void, E>) =>
+const life = <E>(url: string | ArrSettings, stateDir: string, root: string, during: Effect.Effect<void, E>) =>
   Effect.gen(function* () {
     const control = makeMemoryIntake(root)
     const torrent = yield* control.intake.add(
@@ -55,7 +59,7 @@ const life = <E>(url: string, stateDir: string, root: string, during: Effect.Eff
     )
     control.fail(torrent.id, "blocked: infringing content")
     control.fail(nzb.id, "no segments")
-    const layer = failedReportsLayer(settings(url)).pipe(
+    const layer = failedReportsLayer(typeof url === "string" ? settings(url) : url).pipe(
       Layer.provide(Database.layer(stateDir)),
       Layer.provide(Layer.succeed(Intake, control.intake))
     )
@@ -65,7 +69,7 @@ const life = <E>(url: string, stateDir: string, root: string, during: Effect.Eff
 const lookups = (requests: ReadonlyArray<Recorded>) =>
   requests.filter((r) => r.method === "GET" && r.url.pathname === "/api/v3/queue")
 
-describe("failed releases reported to Sonarr", () => {
+describe("failed releases reported to the apps", () => {
   it.effect("a failed torrent is marked failed once, with blocklist and search, and not again after a restart", () =>
     Effect.gen(function* () {
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-arr-"))
@@ -145,6 +149,33 @@ describe("failed releases reported to Sonarr", () => {
       )
       const elapsed = (yield* Clock.currentTimeMillis) - start
       assert.isBelow(elapsed, 60_000, "within the round, by the backoff (2 s, 4 s, 8 s at most)")
+      Fs.rmSync(dir, { recursive: true, force: true })
+    })
+  )
+
+  it.effect("Lidarr: the same through its v1 API", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-arr-"))
+      const lidarr = yield* standIn(
+        arrStandIn({
+          apiKey: KEY,
+          appName: "Lidarr",
+          mount: { hostDir: dir, appPath: "/data" },
+          queue: [{ id: 9, downloadId: HASH.toUpperCase(), title: "Artist - Album" }]
+        })
+      )
+      yield* life(
+        settings(lidarr.url, "lidarr"),
+        Path.join(dir, "state"),
+        Path.join(dir, "root"),
+        advanceUntil(() => marks(lidarr.requests).length >= 1, "5 seconds")
+      )
+      assert.deepStrictEqual(
+        lidarr.requests.map((r) => `${r.method} ${r.url.pathname}`),
+        ["GET /api/v1/queue", "DELETE /api/v1/queue/9"]
+      )
+      assert.strictEqual(lidarr.requests[0]?.url.searchParams.get("includeUnknownArtistItems"), "true")
+      assert.strictEqual(lidarr.requests[1]?.url.searchParams.get("blocklist"), "true")
       Fs.rmSync(dir, { recursive: true, force: true })
     })
   )

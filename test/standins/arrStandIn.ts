@@ -1,5 +1,5 @@
 /**
- * A stand-in Sonarr (or Radarr) v3 API for startStandIn (recordingServer.ts), answering as the
+ * A stand-in Sonarr (or Radarr: v3; Lidarr, Readarr: the same routes under /api/v1) API for startStandIn (recordingServer.ts), answering as the
  * apps' controllers document (Sonarr/Sonarr src/Sonarr.Api.V3):
  * - every route needs `X-Api-Key` (Sonarr.Http/Authentication): 401 without the right one;
  * - GET system/status (System/SystemController.cs): `appName`, `version`;
@@ -34,7 +34,7 @@ export const arrStandIn =
   (options: ArrStandInOptions) =>
   (r: Recorded): Answer => {
     if (r.headers["x-api-key"] !== options.apiKey) return { status: 401, body: "" }
-    const route = `${r.method} ${r.url.pathname.replace(/^\/api\/v3/, "")}`
+    const route = `${r.method} ${r.url.pathname.replace(/^\/api\/v[13]/, "")}`
     const json = (value: unknown): Answer => ({ status: 200, body: JSON.stringify(value) })
     switch (route) {
       case "GET /system/status":
