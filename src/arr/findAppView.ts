@@ -45,7 +45,8 @@ export const findAppView = Effect.fnUntraced(function* (
   site: ProbeSite,
   knownFolders: ReadonlyArray<string>
 ): Effect.fn.Return<AppView | undefined, ArrError, ApiTransport> {
-  // Then the top-level folders: a container's volumes are mostly there (/data, /downloads).
+  // The known folders and their parents, then the top-level folders: a container's volumes
+  // are mostly there (/data, /downloads).
   const top = yield* arrRequest(target, { method: "GET", path: "/filesystem", query: { path: "/" } }, FileSystemListing)
   const bases = [
     ...new Set([
