@@ -19,6 +19,7 @@ import { apiFailureMessage } from "./cli/apiFailureMessage.ts"
 import { ConfigLoader, loadOnce } from "./cli/commandConfig.ts"
 import { configCommand } from "./cli/config.ts"
 import { demoCommand } from "./cli/demo.ts"
+import { doctorCommand } from "./cli/doctor.ts"
 import { emulatorCommand } from "./cli/emulator.ts"
 import { ExitCode } from "./cli/exitCodes.ts"
 import { loginCommand } from "./cli/login.ts"
@@ -40,7 +41,8 @@ const subcommands = [
   configCommand,
   emulatorCommand,
   demoCommand,
-  addCommand
+  addCommand,
+  doctorCommand
 ] as const
 
 const cli = Command.runWith(root.pipe(Command.withSubcommands(subcommands)), { version: VERSION })
@@ -70,7 +72,15 @@ const logging = Layer.unwrap(
           logLayer({
             level: Option.getOrElse(logLevel, () => config.log.level),
             format: config.log.format,
-            scrubber: { secrets: [...Option.toArray(config.service.api_key), ...Option.toArray(config.sabnzbd.apiKey)] }
+            scrubber: {
+              secrets: [
+                ...Option.toArray(config.service.api_key),
+                ...Option.toArray(config.sabnzbd.apiKey),
+                ...[config.sonarr, config.radarr, config.lidarr, config.readarr].flatMap((app) =>
+                  app === null ? [] : [app.api_key]
+                )
+              ]
+            }
           })
       })
     )
@@ -105,7 +115,9 @@ const EXIT_CODES = {
   ItemsFailed: ExitCode.itemsFailed,
   AddFailed: ExitCode.itemsFailed,
   UsageError: ExitCode.usage,
-  NothingToRestore: ExitCode.usage
+  NothingToRestore: ExitCode.usage,
+  AppUnreachable: ExitCode.temporary,
+  PathsNotSeen: ExitCode.itemsFailed
 } as const satisfies Record<Exclude<Failure, CliError.CliError | ApiError>["_tag"], ExitCode>
 
 const isExpected = (error: Failure): error is Extract<Failure, { readonly _tag: keyof typeof EXIT_CODES }> =>

@@ -2,6 +2,7 @@ import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ApiClient } from "../api/ApiClient.ts"
 import { afterLandingView } from "../config/afterLandingSettings.ts"
+import { arrView } from "../config/arrSettings.ts"
 import { ConfigError } from "../config/ConfigError.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { formatDuration, formatRate, formatSize, formatWindow } from "../config/units.ts"
@@ -127,7 +128,8 @@ export const effectiveView = (config: AppConfig) => {
       cleanup:
         config.cleanup === null
           ? { folders: [] }
-          : { after: formatDuration(config.cleanup.after), folders: config.cleanup.folders }
+          : { after: formatDuration(config.cleanup.after), folders: config.cleanup.folders },
+      ...arrView(config)
     }
   }
 }

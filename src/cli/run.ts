@@ -24,6 +24,7 @@ import { Console, Duration, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ApiObserver } from "../api/ApiHttp.ts"
 import { RunKind } from "../appstate/mirrorAppState.ts"
+import { arrLayer } from "../arr/arrLayer.ts"
 import { blackholeLayer } from "../blackhole/Blackhole.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { runDaemon } from "../engine/Daemon.ts"
@@ -113,7 +114,9 @@ export const daemonLayer = (config: AppConfig) => {
       root: config.mirror.root,
       allowedHosts: config.server.allowed_hosts
     }),
-    blackholeLayer(config.blackhole.watch)
+    blackholeLayer(config.blackhole.watch),
+    // Sonarr/Radarr told of failed releases, and the path doctor's report at start.
+    arrLayer(config)
   ).pipe(Layer.provide(intakeLayer(config)))
   return Layer.mergeAll(server, webhooks, intakeSurfaces).pipe(
     Layer.provideMerge(runLayer(config, { waitForLogin: true }, { waitForSpace: true }).pipe(Layer.provide(observed))),

@@ -131,7 +131,11 @@ export const sections = {
     path_map: field(Schema.optionalKey(PathMapSetting), "json")
   },
   posters: postersFields,
-  cleanup: cleanupFields
+  cleanup: cleanupFields,
+  sonarr: arrSection(),
+  radarr: arrSection(),
+  lidarr: arrSection(),
+  readarr: arrSection()
 } as const
 
 const NotifyUrl = Schema.String.pipe(
@@ -161,6 +165,15 @@ export const tableArrays = {
     secret: field(Schema.optionalKey(Schema.RedactedFromValue(NonEmpty)), "string", true)
   }
 } as const
+
+/** `[sonarr]`, `[radarr]`, `[lidarr]`, `[readarr]` (config/arrSettings.ts): the app's URL, its API key, how it sees the mirror's paths. */
+function arrSection() {
+  return {
+    url: field(HttpUrl, "string"),
+    api_key: field(Schema.RedactedFromValue(NonEmpty), "string", true),
+    path_map: field(Schema.optionalKey(PathMapSetting), "json")
+  }
+}
 
 export type SectionName = keyof typeof sections
 export const sectionNames: ReadonlyArray<SectionName> = Record.keys(sections)
@@ -199,6 +212,10 @@ export const ConfigSchema = Schema.Struct({
   webhooks: Schema.optionalKey(sectionSchema(sections.webhooks)),
   jellyfin: Schema.optionalKey(sectionSchema(sections.jellyfin)),
   plex: Schema.optionalKey(sectionSchema(sections.plex)),
+  sonarr: Schema.optionalKey(sectionSchema(sections.sonarr)),
+  radarr: Schema.optionalKey(sectionSchema(sections.radarr)),
+  lidarr: Schema.optionalKey(sectionSchema(sections.lidarr)),
+  readarr: Schema.optionalKey(sectionSchema(sections.readarr)),
   hooks: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.hooks))),
   notify: Schema.optionalKey(Schema.Array(sectionSchema(tableArrays.notify))),
   categories: Schema.optionalKey(CategoriesSection),

@@ -11,6 +11,7 @@ import { parse as parseToml, TomlError } from "smol-toml"
 import type { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
 import { DEFAULT_LISTEN_ADDRESS, type ListenSetting } from "../server/ListenAddress.ts"
 import { type AfterLandingSettings, afterLandingSettings, hookProblems } from "./afterLandingSettings.ts"
+import { type ArrSettings, arrSettings } from "./arrSettings.ts"
 import { ConfigError, type ConfigProblem, configError } from "./ConfigError.ts"
 import { type CategorySettings, categoriesOf } from "./categoriesSettings.ts"
 import { type CleanupSettings, cleanupSettings } from "./cleanupSettings.ts"
@@ -34,7 +35,7 @@ import { type WebhooksSettings, webhooksSettings } from "./webhooksSettings.ts"
 export type Env = Readonly<Record<string, string | undefined>>
 
 /** The decoded configuration, with defaults applied and paths made absolute. */
-export interface AppConfig extends AfterLandingSettings {
+export interface AppConfig extends AfterLandingSettings, ArrSettings {
   /** The file it was read from, if any (configuration may come from the environment alone). */
   readonly file: string | undefined
   readonly service: {
@@ -227,7 +228,8 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
     webhooks,
     ...afterLandingSettings(raw, resolvePath),
     posters: postersSettings(raw.posters),
-    cleanup: cleanupSettings(raw.cleanup)
+    cleanup: cleanupSettings(raw.cleanup),
+    ...arrSettings(raw)
   }
   const unworkable = [...settingProblems(config), ...hookProblems(config.hooks, options.env.PATH ?? "")].map((p) => ({
     ...p,

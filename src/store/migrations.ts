@@ -319,6 +319,19 @@ CREATE TABLE remote_cleanup (
   attempts        INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
   next_try_at     INTEGER NOT NULL DEFAULT 0,
   last_error      TEXT
+`
+
+const V12_ARR_FAILURE_REPORTS = `
+-- arr_failure_reports: intakes that failed on the service and were reported to Sonarr or
+-- Radarr (arr/FailedReports.ts), so each is reported once, after a restart too.
+-- Invariants: one row per intake identity (\`btih:<hex>\`); written only after the app accepted
+-- the mark-failed call (\`marked\`, with the app) or after the app's queue went on without
+-- the item long enough to say it never tracked it (\`untracked\`, app NULL).
+CREATE TABLE arr_failure_reports (
+  intake_id    TEXT PRIMARY KEY NOT NULL CHECK (intake_id <> ''),
+  outcome      TEXT NOT NULL CHECK (outcome IN ('marked', 'untracked')),
+  app          TEXT,
+  reported_at  INTEGER NOT NULL
 ) STRICT;
 `
 
@@ -333,7 +346,8 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 8, name: "remote download ids", sql: V8_REMOTE_DOWNLOAD_ID },
   { version: 9, name: "intake queue", sql: V9_INTAKE_QUEUE },
   { version: 10, name: "poster files", sql: V10_POSTER_FILES },
-  { version: 11, name: "remote cleanup", sql: V11_REMOTE_CLEANUP }
+  { version: 11, name: "remote cleanup", sql: V11_REMOTE_CLEANUP },
+  { version: 12, name: "arr failure reports", sql: V12_ARR_FAILURE_REPORTS }
 ]
 
 /** The schema version this binary writes. */
