@@ -268,7 +268,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     inLine = false
     failedAt = null
     const started = yield* Clock.currentTimeMillis
-    reconciledAt = yield* Clock.currentTimeMillis
+    reconciledAt = started
     // The daemon's transfer queue waits for room; a queue that did not is retried at a later poll.
     const reconciled = yield* pass.reconcile({ allowBigDelete: false }).pipe(
       Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)),

@@ -279,6 +279,7 @@ CREATE INDEX intakes_phase ON intakes (phase);
 -- intake_categories: categories created through a surface (configured ones live in [categories.*]).
 CREATE TABLE intake_categories (
   name TEXT PRIMARY KEY NOT NULL CHECK (name <> '')
+) STRICT;
 `
 
 const V10_POSTER_FILES = `
@@ -319,6 +320,7 @@ CREATE TABLE remote_cleanup (
   attempts        INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
   next_try_at     INTEGER NOT NULL DEFAULT 0,
   last_error      TEXT
+) STRICT;
 `
 
 const V12_ARR_FAILURE_REPORTS = `
