@@ -37,7 +37,7 @@
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Fiber, Layer, Random, type Scope } from "effect"
-import { Agent } from "undici"
+import { Agent } from "../api/undiciAgent.ts"
 import type { FileId } from "../domain/FileId.ts"
 import type { LocalStat } from "../domain/LocalEntry.ts"
 import { resolveInRoot } from "../fs/containment.ts"

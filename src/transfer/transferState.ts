@@ -3,7 +3,7 @@
  * transfer works on, and what one call knows about that file's data.
  */
 import { Effect } from "effect"
-import type { Agent } from "undici"
+import type { Agent } from "../api/undiciAgent.ts"
 import type { Bandwidth } from "./Bandwidth.ts"
 import type { LeanPool } from "./leanPool.ts"
 import type { ProgressTracker } from "./ProgressTracker.ts"
