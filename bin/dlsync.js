@@ -2,7 +2,8 @@
 // Launcher. On Node >= 24 it runs the bundle `dist/dlsync.mjs` (made by `npm ci` through
 // `prepare`, see scripts/build.ts: it takes half the memory of the sources) when that is
 // newer than every source, else the TypeScript sources themselves (type stripping), so an
-// edited source never runs stale. On an older system Node (e.g. 20 on a fresh NAS), it
+// edited source never runs stale. The bundle's chunks (dist/chunks/) are written before
+// it, so its time stands for theirs. On an older system Node (e.g. 20 on a fresh NAS), it
 // re-runs itself on the Node 24 runtime that `npm ci` installed as a devDependency.
 import { spawn } from "node:child_process"
 import { existsSync, readdirSync, statSync } from "node:fs"
