@@ -80,7 +80,8 @@ const asciiOnly = (file: string): void => {
  * Builds into a folder of its own beside `outfile`, then moves the chunks into place and the
  * entry last, so that a dlsync starting while `npm link` or `npx` rebuilds (they run
  * `prepare` too) never imports a half-written file: it runs either the old entry with its
- * chunks or the new one with its own. The chunks no build needs any more are removed after.
+ * chunks or the new one with its own. Then the chunks of older builds are removed; those of
+ * the build just replaced stay, for a dlsync running it that imports one later.
  */
 export const install = async (entry: string, outfile: string): Promise<void> => {
   const outdir = Path.dirname(outfile)
@@ -90,7 +91,7 @@ export const install = async (entry: string, outfile: string): Promise<void> => 
     const written = await bundle(entry, Path.join(partial, Path.basename(outfile)))
     const chunks = Path.join(outdir, CHUNKS_DIR)
     Fs.mkdirSync(chunks, { recursive: true })
-    const kept = new Set<string>()
+    const kept = new Set(Fs.existsSync(outfile) ? chunksOf(outfile) : [])
     for (const file of written) {
       const rel = Path.relative(partial, file)
       if (rel === Path.basename(outfile)) continue
@@ -102,6 +103,22 @@ export const install = async (entry: string, outfile: string): Promise<void> => 
   } finally {
     Fs.rmSync(partial, { recursive: true, force: true })
   }
+}
+
+/** The names of the chunks an installed entry imports, statically or on demand, however deep. */
+const chunksOf = (entry: string): ReadonlyArray<string> => {
+  const found = new Set<string>()
+  const visit = (file: string) => {
+    if (!Fs.existsSync(file)) return
+    for (const [, rel] of Fs.readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*"(\.\.?\/[^"]+\.mjs)"/g)) {
+      const chunk = Path.resolve(Path.dirname(file), rel ?? "")
+      if (found.has(Path.basename(chunk))) continue
+      found.add(Path.basename(chunk))
+      visit(chunk)
+    }
+  }
+  visit(entry)
+  return [...found]
 }
 
 if (import.meta.main) {
