@@ -14,7 +14,8 @@
  * Why chunks: V8 keeps the source of every script it loads (for lazy compilation). Each
  * command's implementation is a dynamic `import()` in its command-line definition
  * (src/cli/), so esbuild splits it into chunks of its own and a command loads only its own
- * code: the daemon holds neither the emulator nor the sign-in flow nor the demo.
+ * code: the daemon holds neither the emulator nor the sign-in flow nor the demo. `--version`
+ * as above: 91 MB from one bundle, 70–75 MB from the chunks.
  *
  *   node scripts/build.ts [--entry src/main.ts --out dist/dlsync.mjs]
  */
