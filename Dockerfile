@@ -6,7 +6,7 @@
 #     -v ./config:/config -v /srv/media/dlsync:/data dlsync
 #
 # One stage installs the production dependencies, another bundles the TypeScript sources
-# into dist/dlsync.mjs (scripts/build.ts: half the memory of running the sources). The final
+# into dist/ (scripts/build.ts: half the memory of running the sources). The final
 # image is plain Alpine with the Node binary, the bundle and the production dependencies
 # (no npm, yarn or corepack, no sources): about 150 MB, see docker/README.md.
 
@@ -29,7 +29,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && find node_modules/better-sqlite3/prebuilds -type f ! -name "linuxmusl-$(node -p process.arch).node" -delete \
     && node -e "require('better-sqlite3')(':memory:').prepare('select 1').get()"
 
-# --- bundle: the dev dependencies (esbuild) only build dist/dlsync.mjs; none of them ships.
+# --- bundle: the dev dependencies (esbuild) only build dist/ (dlsync.mjs and its chunks); none of them ships.
 FROM node:${NODE_VERSION}-alpine${ALPINE_VERSION} AS bundle
 WORKDIR /opt/dlsync
 COPY package.json package-lock.json ./

@@ -32,6 +32,11 @@ import { logLayer } from "./log/logLayer.ts"
 import { storeFailureOf } from "./store/StoreError.ts"
 import { VERSION } from "./version.ts"
 
+/**
+ * The commands, one line each. A command is its command line in cli/ (flags and help; its
+ * handler imports the implementation in commands/ on demand, see cli/onDemand.ts) and the
+ * layers it runs on from layers/.
+ */
 const subcommands = [
   runCommand,
   statusCommand,

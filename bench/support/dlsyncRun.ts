@@ -15,7 +15,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { FileId } from "../../src/domain/FileId.ts"
-import { transferLinksLayer } from "../../src/engine/engineLayer.ts"
+import { transferLinksLayer } from "../../src/engine/transferLinksLayer.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Bandwidth } from "../../src/transfer/Bandwidth.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
@@ -45,7 +45,7 @@ export interface DlsyncJob {
 
 const job: DlsyncJob = JSON.parse(process.argv[2] ?? "{}")
 
-/** TransferLinks over the API client: the layer `dlsync run` uses (src/engine/engineLayer.ts). */
+/** TransferLinks over the API client: the layer `dlsync run` uses (src/engine/transferLinksLayer.ts). */
 const apiLinks = transferLinksLayer.pipe(
   Layer.provide(ApiClient.layerLive({ baseUrl: job.api.baseUrl, authUrl: job.api.authUrl })),
   Layer.provide(Credentials.apiKey(Redacted.make(job.api.apiKey))),

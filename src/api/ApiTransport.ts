@@ -14,7 +14,8 @@
  * `body` (answered, the body broke off), `timeout`, `too-large`.
  */
 import { Context, Effect, Layer } from "effect"
-import { Agent, type Dispatcher } from "undici"
+import type { Dispatcher } from "undici"
+import { Agent } from "./undiciAgent.ts"
 
 export interface WireRequest {
   readonly method: "GET" | "POST" | "PUT" | "DELETE"

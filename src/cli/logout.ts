@@ -1,25 +1,12 @@
-/**
- * `dlsync logout`: forgets the OAuth tokens stored in the state dir (under the refresh
- * lock, so a running daemon never reads half of it). A personal API key in the
- * configuration is not touched and stays in use.
- */
-import { Console, Effect, Option } from "effect"
+/** `dlsync logout`: forget the stored OAuth tokens (commands/logout.ts). */
 import { Command } from "effect/cli"
-import { makeTokenStore } from "../auth/TokenStore.ts"
-import { commandConfig } from "./commandConfig.ts"
+import { onDemand } from "./onDemand.ts"
 
 export const logoutCommand = Command.make(
   "logout",
   {},
-  Effect.fn("logout")(function* () {
-    const config = yield* commandConfig
-    const store = makeTokenStore(config.mirror.state_dir)
-    const removed = yield* store.withLock(store.clear)
-    yield* Console.log(
-      removed ? `Signed out: removed ${store.path}.` : `Not signed in: there are no tokens at ${store.path}.`
-    )
-    if (Option.isSome(config.service.api_key)) {
-      yield* Console.log("The personal API key from the configuration stays in use (app state stays off).")
-    }
-  })
+  onDemand(
+    () => import("../commands/logout.ts"),
+    (command) => command.logout()
+  )
 ).pipe(Command.withDescription("Forget the OAuth tokens stored by `dlsync login`"))

@@ -43,7 +43,7 @@
  * - A catch-up during a reconcile is the same as one between passes: pages commit with
  *   their cursor, rows absent from a listing go only when it completes.
  *
- * What the daemon reports as it goes (the layers come from cli/run.ts):
+ * What the daemon reports as it goes (the layers come from layers/daemon.ts):
  * - systemd (SdNotify): READY=1 once started (the lock is held, the store open and the
  *   health endpoint listening, since those layers are built before this runs), a STATUS=
  *   line after each pass and poll failure, STOPPING=1 when shutdown starts;
@@ -51,7 +51,7 @@
  *   credential, not signed in after an auth refusal; the feed polled after each catch-up;
  * - Metrics: files by state after each pass, the last successful sync, feed caught up,
  *   bytes of finished downloads, download retries, and a sampled transfer rate and queue
- *   depth (API requests and retries are counted by the client, see cli/run.ts).
+ *   depth (API requests and retries are counted by the client, see layers/daemon.ts).
  */
 
 import { watch } from "chokidar"

@@ -22,7 +22,6 @@
  * CONNECTIONS_CHECK_MS). Unbounded, 10,000 idle connections held ≈ 100 MB that the process
  * never gave back (bench/memory.ts).
  */
-import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -32,6 +31,13 @@ import { listenFailure } from "./listenFailure.ts"
 import { Metrics, PROMETHEUS_CONTENT_TYPE } from "./Metrics.ts"
 import { Readiness } from "./Readiness.ts"
 import { StatusSource } from "./StatusSource.ts"
+
+/**
+ * node:http as a CommonJS module: imported as an ES module, Node evaluates every export,
+ * its lazy WebSocket, CloseEvent and MessageEvent included, which load Node's own copy of
+ * undici (≈ 14 MB of an idle daemon's RSS, for classes dlsync never uses).
+ */
+const Http = process.getBuiltinModule("node:http")
 
 export interface HealthServerOptions {
   readonly listen: ListenSetting
@@ -92,7 +98,7 @@ export const boundedHttpServer = (
   )
 
 const createBoundedServer = () => {
-  const server = createServer({
+  const server = Http.createServer({
     headersTimeout: HEADERS_TIMEOUT_MS,
     requestTimeout: 30_000,
     keepAliveTimeout: 5_000,

@@ -1,13 +1,15 @@
 /**
- * scripts/build.ts: the bundle is ASCII only, comments of bundled code included, so that V8
- * holds its source (kept for lazy compilation) as a one-byte string, half the size.
+ * scripts/build.ts: every file of the bundle is ASCII only, comments of bundled code
+ * included, so that V8 holds its source (kept for lazy compilation) as a one-byte string,
+ * half the size; and each command's implementation is a chunk of its own, so that the
+ * daemon loads only its own code.
  */
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterEach, assert, beforeEach, describe, it } from "vitest"
-import { bundle } from "../../scripts/build.ts"
+import { bundle, install } from "../../scripts/build.ts"
 
 let dir = ""
 
@@ -17,26 +19,90 @@ beforeEach(() => {
 
 afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
 
+const nonAscii = (file: string) => [...Fs.readFileSync(file, "utf8")].filter((c) => c.charCodeAt(0) > 0x7f)
+
+/** The files a run of `entry` loads up to the chunk whose name starts with `lazy`: static imports only. */
+const loadedBy = (entry: string, lazy: string): ReadonlyArray<string> => {
+  const chunk = new RegExp(`import\\("(\\./[^"]*/${lazy}-[^"]*\\.mjs)"\\)`).exec(Fs.readFileSync(entry, "utf8"))?.[1]
+  assert.isDefined(chunk, `${entry} imports no ${lazy} chunk`)
+  const loaded = new Set<string>([entry])
+  const visit = (file: string) => {
+    if (loaded.has(file) && file !== entry) return
+    loaded.add(file)
+    for (const [, rel] of Fs.readFileSync(file, "utf8").matchAll(/^(?:import|export)\b[^;]*?"(\.\.?\/[^"]+)";/gms)) {
+      visit(Path.resolve(Path.dirname(file), rel ?? ""))
+    }
+  }
+  visit(entry)
+  visit(Path.resolve(Path.dirname(entry), chunk ?? ""))
+  return [...loaded]
+}
+
 describe("scripts/build.ts bundle", () => {
-  it("writes only ASCII, and the code means the same", async () => {
+  it("writes only ASCII, in the entry and its chunks, and the code means the same", async () => {
     // Written as undici's are: esbuild keeps the comments of a class body.
     Fs.writeFileSync(
       Path.join(dir, "dep.cjs"),
       'class Greeting {\n  // The response’s status (RFC 9111 §5.2): a comment esbuild keeps.\n  text(name) { return "héllo " + name + " ✓" }\n}\nmodule.exports = { Greeting }\n'
     )
     Fs.writeFileSync(
+      Path.join(dir, "lazy.ts"),
+      '// A chunk’s comment.\nexport const farewell = (name: string) => "adiós " + name\n'
+    )
+    Fs.writeFileSync(
       Path.join(dir, "entry.ts"),
-      'import { Greeting } from "./dep.cjs"\nconsole.log(new Greeting().text("wörld"))\n'
+      'import { Greeting } from "./dep.cjs"\nconsole.log(new Greeting().text("wörld"))\nconst { farewell } = await import("./lazy.ts")\nconsole.log(farewell("wörld"))\n'
     )
-    const out = Path.join(dir, "out.mjs")
-    await bundle(Path.join(dir, "entry.ts"), out)
-    const text = Fs.readFileSync(out, "utf8")
-    assert.deepStrictEqual(
-      [...text].filter((c) => c.charCodeAt(0) > 0x7f),
-      [],
-      "non-ASCII characters are left in the bundle"
-    )
-    assert.include(text, "a comment esbuild keeps")
-    assert.strictEqual(execFileSync(process.execPath, [out], { encoding: "utf8" }), "héllo wörld ✓\n")
+    const out = Path.join(dir, "out", "entry.mjs")
+    const written = await bundle(Path.join(dir, "entry.ts"), out)
+    assert.isAbove(written.length, 1, "the dynamic import is a chunk of its own")
+    for (const file of written) assert.deepStrictEqual(nonAscii(file), [], `non-ASCII characters left in ${file}`)
+    assert.include(Fs.readFileSync(out, "utf8"), "a comment esbuild keeps")
+    assert.strictEqual(execFileSync(process.execPath, [out], { encoding: "utf8" }), "héllo wörld ✓\nadiós wörld\n")
+  })
+
+  it("installs the entry with its chunks, keeps those of the build it replaces and removes older ones", async () => {
+    const out = Path.join(dir, "dist", "entry.mjs")
+    const chunks = () => Fs.readdirSync(Path.join(dir, "dist", "chunks")).sort()
+    const build = async (word: string) => {
+      Fs.writeFileSync(Path.join(dir, "lazy.ts"), `export const word = "${word}"\n`)
+      await install(Path.join(dir, "entry.ts"), out)
+      return chunks()
+    }
+    Fs.writeFileSync(Path.join(dir, "entry.ts"), 'console.log((await import("./lazy.ts")).word)\n')
+    const first = await build("one")
+    assert.lengthOf(first, 1)
+    const second = await build("two")
+    assert.strictEqual(execFileSync(process.execPath, [out], { encoding: "utf8" }), "two\n")
+    // A dlsync started from the first build may still import its chunk.
+    assert.includeMembers(second, first)
+    assert.lengthOf(second, 2)
+    const third = await build("three")
+    assert.notIncludeMembers(third, first)
+    assert.lengthOf(third, 2)
+    assert.deepStrictEqual(Fs.readdirSync(Path.join(dir, "dist")).sort(), ["chunks", "entry.mjs"])
+  })
+
+  it("`dlsync run` loads neither the emulator, the sign-in flow, the demo nor all of undici", async () => {
+    const out = Path.join(dir, "dist", "dlsync.mjs")
+    await bundle(Path.resolve(import.meta.dirname, "../../src/main.ts"), out)
+    const code = loadedBy(out, "run")
+      .map((file) => Fs.readFileSync(file, "utf8"))
+      .join("\n")
+    // esbuild marks each module's code with its path. The command line checks the emulator's
+    // --library spec (librarySpec.ts) and nothing else of it.
+    for (const module of [
+      "src/emulator/(?!librarySpec\\.ts$)",
+      "src/commands/demo.ts",
+      "src/commands/login.ts",
+      "src/auth/signIn.ts",
+      "node_modules/qrcode-terminal/",
+      "node_modules/undici/index\\.js"
+    ]) {
+      assert.notMatch(code, new RegExp(`^// .*${module}`, "m"), `run loads ${module}`)
+    }
+    assert.match(code, /^\/\/ src\/engine\/Daemon\.ts$/m)
+    // Imported as an ES module, node:http loads Node's own undici (src/server/HealthServer.ts).
+    assert.notMatch(code, /from "node:http"/)
   })
 })

@@ -56,15 +56,16 @@ describe("bin/dlsync.js", () => {
     assert.strictEqual(whoRuns(), "sources")
   })
 
-  it("runs it with a small young generation, in the launcher's own process", () => {
+  it("runs it with a small young generation and glibc's malloc set for a daemon, in the launcher's own process", () => {
     write(
       "dist/dlsync.mjs",
-      "console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX }))\n",
+      "console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ }))\n",
       2_000
     )
     const ran = JSON.parse(whoRuns())
     assert.includeMembers(ran.execArgv, ["--max-semi-space-size=1", "--optimize-for-size"])
     assert.strictEqual(ran.arenas, "2")
+    assert.strictEqual(ran.mmapThreshold, "32768")
     // execve, not a child: the process this test started (a supervisor's) is the one that runs.
     assert.strictEqual(ran.ppid, process.pid)
   })

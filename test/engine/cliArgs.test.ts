@@ -1,7 +1,7 @@
 /** The CLI's small pure helpers: the `--once` shortcut and restore paths. */
 import { assert, describe, it } from "@effect/vitest"
-import { relativeToRoot, WHOLE_MIRROR } from "../../src/cli/restore.ts"
 import { onceShortcut } from "../../src/cli/run.ts"
+import { relativeToRoot, WHOLE_MIRROR } from "../../src/commands/restore.ts"
 
 describe("cli arguments", () => {
   it("`dlsync --once` is `run --once`; other command lines are left alone", () => {

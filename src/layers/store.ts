@@ -1,5 +1,6 @@
 /**
- * The store of a state directory that dlsync has already run with, for the commands that
+ * The store of `mirror.state_dir`: `storeLayer` opens (creating it if need be) and migrates
+ * it, for the commands that run the engine; `existingStoreLayer` is for the commands that
  * only read or amend it (`status`, `restore`): with no store there they say so and which
  * directory they read, and create nothing. The usual cause is reading another user's
  * state: the systemd service keeps its own in /var/lib/dlsync.
@@ -7,8 +8,12 @@
 import * as NodePath from "node:path"
 import { Effect, FileSystem, Layer, Schema } from "effect"
 import type { AppConfig } from "../config/loadConfig.ts"
-import { storeLayer } from "../engine/engineLayer.ts"
-import { DATABASE_FILE } from "../store/Database.ts"
+import { DATABASE_FILE, Database, type OpenFailure } from "../store/Database.ts"
+import { Store } from "../store/Store.ts"
+
+/** The store of `state_dir`, opened and migrated. */
+export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, OpenFailure> =>
+  Store.layer.pipe(Layer.provideMerge(Database.layer(config.mirror.state_dir)))
 
 export class NoState extends Schema.TaggedError<NoState>()("NoState", { stateDir: Schema.String }) {
   override get message(): string {

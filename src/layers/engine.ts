@@ -1,7 +1,7 @@
 /**
- * The live engine graph for one configuration, composed in one place:
+ * The live engine graph for one configuration:
  *
- *   credentials (OAuth tokens or API key) ─► ApiClient ─┬─► RemoteSync ─┐
+ *   credentials (OAuth tokens or API key) ─► ApiClient ─┬─► RemoteSync ─┐     (service.ts)
  *   Database(state_dir) ─► Store ───────────────────────┤               ├─► MirrorPass
  *                      └─► TransferJournal ─► TransferEngine ─► TransferQueue ─┘
  *                              TransferLinks (POST download-link via ApiClient) ┘
@@ -10,21 +10,23 @@
  *   ProgressTracker + Store ─► liveTransfersPublisher (the transfers under way, for `status`)
  *   MirrorEvents (events/) ─► media refresh · hooks · notifications, each when configured
  *
- * `runLayer` adds the instance lock (one dlsync per state dir), taken before the database
- * is opened; `storeLayer` is the store alone, for `status` and `restore`.
+ * `engineLayer` adds the instance lock (one dlsync per state dir), taken before the
+ * database is opened. The daemon (daemon.ts), `run --once` (`onceLayer`) and the demo run
+ * on it.
  */
 import { Effect, Layer } from "effect"
-import { ApiClient } from "../api/ApiClient.ts"
-import { ApiEndpoints } from "../api/ApiEndpoints.ts"
 import type { ApiError } from "../api/ApiError.ts"
-import { ApiTransport } from "../api/ApiTransport.ts"
 import type { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { mirrorAppStateLayer, RunKind } from "../appstate/mirrorAppState.ts"
 import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
-import { credentialsFromConfig } from "../auth/credentialsFromConfig.ts"
-import { OAuthEndpoints } from "../auth/OAuthEndpoints.ts"
 import { remoteCleanupLayer } from "../cleanup/RemoteCleanup.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
+import { EngineSettings } from "../engine/EngineSettings.ts"
+import { liveTransfersPublisher } from "../engine/liveTransfersPublisher.ts"
+import { MirrorPass } from "../engine/MirrorPass.ts"
+import { RemoteSync } from "../engine/RemoteSync.ts"
+import { TransferDownloads } from "../engine/TransferDownloads.ts"
+import { transferLinksLayer } from "../engine/transferLinksLayer.ts"
 import { mirrorEventsLayer } from "../events/MirrorEvents.ts"
 import { hooksLayer } from "../hooks/Hooks.ts"
 import { IntakeRunner } from "../intake/IntakeRunner.ts"
@@ -32,10 +34,10 @@ import { IntakeSettings } from "../intake/IntakeSettings.ts"
 import { mediaRefreshLayer } from "../mediaservers/MediaRefresh.ts"
 import { notifyLayer } from "../notify/Notify.ts"
 import { postersLayer } from "../posters/Posters.ts"
-import { Database, type OpenFailure } from "../store/Database.ts"
+import type { Database, OpenFailure } from "../store/Database.ts"
 import { InstanceLock, type InstanceLocked } from "../store/instanceLock.ts"
 import { IntakeTables } from "../store/intakeTables.ts"
-import { Store } from "../store/Store.ts"
+import type { Store } from "../store/Store.ts"
 import type { StateDiskFull } from "../store/StoreError.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import { Bandwidth } from "../transfer/Bandwidth.ts"
@@ -43,20 +45,12 @@ import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { TransferEngine } from "../transfer/TransferEngine.ts"
 import { TransferFs } from "../transfer/TransferFs.ts"
 import { TransferJournal } from "../transfer/TransferJournal.ts"
-import { LinkError, TransferLinks } from "../transfer/TransferLinks.ts"
 import { transferOptions } from "../transfer/TransferOptions.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
-import { EngineSettings } from "./EngineSettings.ts"
-import { liveTransfersPublisher } from "./liveTransfersPublisher.ts"
-import { MirrorPass } from "./MirrorPass.ts"
-import { RemoteSync } from "./RemoteSync.ts"
-import { TransferDownloads } from "./TransferDownloads.ts"
+import { apiLayer } from "./service.ts"
+import { storeLayer } from "./store.ts"
 
 export type EngineBuildError = ApiError | LoginRequired | TokenStoreError | OpenFailure | StateDiskFull
-
-/** The store of `state_dir`, opened and migrated. */
-export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, OpenFailure> =>
-  Store.layer.pipe(Layer.provideMerge(Database.layer(config.mirror.state_dir)))
 
 /**
  * The longest wait for the service's rate limit on download links that `run --once` makes;
@@ -64,58 +58,8 @@ export const storeLayer = (config: AppConfig): Layer.Layer<Store | Database, Ope
  */
 export const ONCE_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000
 
-/** Download links for the transfer engine: POST /files/{id}/download-link through the API client. */
-export const transferLinksLayer: Layer.Layer<TransferLinks, never, ApiClient> = Layer.effect(
-  TransferLinks,
-  Effect.gen(function* () {
-    const client = yield* ApiClient
-    return TransferLinks.of({
-      getLink: (fileId) =>
-        client.files.downloadLink(fileId).pipe(
-          Effect.map((link) => ({
-            url: link.url,
-            // No expiry given: usable until a CDN refusal asks for a fresh one.
-            expiresAt: new Date(link.expires_at ?? "9999-12-31T23:59:59Z")
-          })),
-          Effect.mapError((error) => {
-            const r = error.reason
-            if (r._tag === "RateLimited") {
-              return new LinkError({
-                fileId,
-                reason: "rate-limited",
-                message: error.message,
-                ...(r.retryAfterMillis === undefined ? {} : { retryAfterMillis: r.retryAfterMillis })
-              })
-            }
-            const reason =
-              r._tag === "NotFound"
-                ? "not-found"
-                : (r._tag === "Forbidden" || r._tag === "Conflict") && r.code === "resource_locked"
-                  ? "locked"
-                  : r._tag === "Conflict"
-                    ? "not-found"
-                    : "unavailable"
-            return new LinkError({ fileId, reason, message: error.message })
-          })
-        )
-    })
-  })
-)
-
-/** Everything `run` needs, after the instance lock. */
-/** The API client with the configured credential; Credentials and AuthStatus are kept in the output (app state reads AuthStatus). */
-export const apiLayer = (config: AppConfig, login: { readonly waitForLogin?: boolean } = {}) =>
-  ApiClient.layerLive({ baseUrl: config.service.base_url, authUrl: config.service.auth_url }).pipe(
-    Layer.provideMerge(
-      credentialsFromConfig(config, login).pipe(
-        Layer.provide(OAuthEndpoints.layer),
-        Layer.provide(ApiEndpoints.layer({ baseUrl: config.service.base_url, authUrl: config.service.auth_url })),
-        Layer.provide(ApiTransport.layerUndici)
-      )
-    )
-  )
-
-export const runLayer = (
+/** Everything a pass needs, after the instance lock. */
+export const engineLayer = (
   config: AppConfig,
   /** The daemon starts without a usable sign-in and waits for `dlsync login`; a single pass fails at once (77). */
   login: { readonly waitForLogin?: boolean } = {},
@@ -137,7 +81,6 @@ export const runLayer = (
 > => {
   const api = apiLayer(config, login)
   const options = transferOptions({ ...config.transfers, waitForSpace: space.waitForSpace ?? false })
-  const links = transferLinksLayer
   // run --once does not wait out a long rate limit: it ends (exit 75) and the next run resumes.
   const transferEngine = Layer.unwrap(
     Effect.gen(function* () {
@@ -147,7 +90,7 @@ export const runLayer = (
   )
   const transfers = TransferQueue.layer(options).pipe(
     Layer.provide(transferEngine),
-    Layer.provide(links),
+    Layer.provide(transferLinksLayer),
     Layer.provide(TransferJournal.layerDatabase),
     Layer.provide(Bandwidth.layer(options)),
     Layer.provideMerge(TransferFs.layer),
@@ -186,3 +129,6 @@ export const runLayer = (
     Layer.provide(InstanceLock.layer(config.mirror.state_dir))
   )
 }
+
+/** `engineLayer` for `run --once`: a single pass, which fails at once without a sign-in or disk space. */
+export const onceLayer = (config: AppConfig) => engineLayer(config).pipe(Layer.provide(Layer.succeed(RunKind, "once")))
