@@ -133,7 +133,7 @@ export const statusDocument = Effect.fnUntraced(function* (
     entries: byState,
     bytes: { mirrored, pending },
     transfers: transfersStatus(published, holderPid, now),
-    intake: intakeStatus(intakeRecords, settings.root),
+    intake: intakeStatus(intakeRecords, settings.root, now),
     cursor: {
       present: feed.cursor !== null,
       ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)

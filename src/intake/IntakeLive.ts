@@ -28,7 +28,7 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
   Effect.gen(function* () {
     const tables = yield* IntakeTables
     const settings = yield* IntakeSettings
-    const view = (record: IntakeRecord): IntakeItem => itemOf(record, settings.root)
+    const view = (record: IntakeRecord, now: number): IntakeItem => itemOf(record, settings.root, now)
     const checkCategory = (name: string) => {
       const problem = categoryProblem(name)
       return problem === undefined ? Effect.void : Effect.fail(new IntakeError({ reason: "invalid", problem }))
@@ -65,15 +65,16 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
       )
       if (created)
         yield* Effect.logInfo(`intake: ${name} (${id}) added to ${options.category || "the root"} via ${options.via}`)
-      return view(record)
+      return view(record, yield* Clock.currentTimeMillis)
     })
 
     const list = Effect.fn("Intake.list")(function* (filter?: ListFilter) {
       const ids = filter?.ids === undefined ? undefined : new Set<string>(filter.ids)
+      const now = yield* Clock.currentTimeMillis
       return (yield* tables.live)
         .filter((r) => filter?.category === undefined || r.category === filter.category)
         .filter((r) => ids === undefined || ids.has(r.id))
-        .map(view)
+        .map((record) => view(record, now))
     })
 
     const each = (ids: ReadonlyArray<IntakeId>, change: (id: IntakeId, now: number) => Effect.Effect<unknown>) =>

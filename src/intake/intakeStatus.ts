@@ -26,10 +26,10 @@ export interface IntakeStatus {
 }
 
 /** The queue's live records (not removed), in the order they were added. */
-export const intakeStatus = (records: ReadonlyArray<IntakeRecord>, root: string): IntakeStatus => {
+export const intakeStatus = (records: ReadonlyArray<IntakeRecord>, root: string, now: number): IntakeStatus => {
   const counts: Partial<Record<IntakeState, number>> = {}
   const items = records.map((record): IntakeStatusItem => {
-    const item = itemOf(record, root)
+    const item = itemOf(record, root, now)
     counts[item.state] = (counts[item.state] ?? 0) + 1
     return {
       id: item.id,

@@ -11,12 +11,15 @@
  * - downloading: the service has it (progress: the service's).
  * - queued: still in dlsync's queue (a cap, a rate limit, a selection, a cache check).
  * - contentPath: the file of a single-file release, else its folder; never savePath.
+ * - etaSeconds: 0 once completed; for an item waiting in dlsync's queue until a known time
+ *   (an account cap resetting, a rate limit), the seconds until it goes — the apps show it
+ *   as the time left; otherwise unknown (null).
  */
 import * as NodePath from "node:path"
 import type { IntakeRecord } from "../store/intakeTables.ts"
 import type { IntakeItem, IntakeState } from "./Intake.ts"
 
-export const itemOf = (record: IntakeRecord, root: string): IntakeItem => {
+export const itemOf = (record: IntakeRecord, root: string, now: number): IntakeItem => {
   const savePath = savePathOf(root, record.category)
   const { state, reason } = stateOf(record)
   const files = record.files ?? []
@@ -32,7 +35,7 @@ export const itemOf = (record: IntakeRecord, root: string): IntakeItem => {
     progress,
     size,
     remaining: state === "completed" ? 0 : Math.max(0, size - local),
-    etaSeconds: state === "completed" ? 0 : null,
+    etaSeconds: state === "completed" ? 0 : state === "queued" ? secondsUntil(record.notBefore, now) : null,
     addedAt: record.addedAt,
     completedAt: record.completedAt,
     expectedStartAt: state === "queued" ? record.notBefore : null,
@@ -83,5 +86,8 @@ const safeSegment = (name: string): string => {
   const cleaned = name.replaceAll("/", "_").trim()
   return cleaned === "" || cleaned === "." || cleaned === ".." ? "_" : cleaned
 }
+
+const secondsUntil = (at: number | null, now: number): number | null =>
+  at === null ? null : Math.max(0, Math.ceil((at - now) / 1000))
 
 const clamp = (n: number): number => (Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : 0)

@@ -157,6 +157,10 @@ layer(Emulator.layer())("IntakeRunner", (it) => {
           const item = (yield* intake.list())[0]
           assert.strictEqual(item?.state, "queued")
           assert.strictEqual(item?.expectedStartAt, now + 30_000)
+          // The apps show the wait as the time left.
+          assert.strictEqual(item?.etaSeconds, 30)
+          yield* TestClock.adjust("10 seconds")
+          assert.strictEqual((yield* intake.list())[0]?.etaSeconds, 20)
           // Not due yet: nothing is sent at the next round.
           yield* round(client)
           assert.isNull(Option.getOrThrow(yield* tables.get(id)).downloadId)
