@@ -7,7 +7,8 @@
  * Not public: loopback, private, link-local, carrier-grade NAT, multicast and reserved IPv4
  * ranges; IPv6 loopback, unspecified, unique-local, link-local and IPv4-mapped addresses;
  * names without a dot (a LAN name) and names under the special-use or home-network domains
- * (localhost, local, internal, lan, home, home.arpa, test, invalid).
+ * (localhost, local, internal, lan, home, home.arpa, test, invalid, example). The emulator
+ * holds the service's side to the same rule.
  */
 import { isIP } from "node:net"
 
@@ -51,5 +52,5 @@ export const isPublicHost = (hostname: string): boolean => {
     )
   }
   if (!host.includes(".")) return false
-  return !/(^|\.)(localhost|local|internal|lan|home|home\.arpa|test|invalid)$/.test(host)
+  return !/(^|\.)(localhost|local|internal|lan|home|home\.arpa|test|invalid|example)$/.test(host)
 }

@@ -23,6 +23,7 @@ import { createHmac, randomBytes } from "node:crypto"
 import { request as httpRequest, type IncomingMessage } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP } from "node:net"
+import { isPublicHost } from "../domain/webhookUrl.ts"
 
 export const WEBHOOK_EVENTS = ["download.completed", "download.failed", "download.canceled"] as const
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number]
@@ -343,31 +344,3 @@ const SHARED_BACKOFF_STATUSES: ReadonlySet<number> = new Set([408, 425, 429])
 
 const isLoopback = (host: string): boolean =>
   host === "localhost" || host.endsWith(".localhost") || host === "::1" || (isIP(host) === 4 && host.startsWith("127."))
-
-const isPublicHost = (host: string): boolean => {
-  const family = isIP(host)
-  if (family === 4) {
-    const [a = 0, b = 0] = host.split(".").map(Number)
-    return !(
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      a >= 224
-    )
-  }
-  if (family === 6) {
-    return !(
-      host === "::" ||
-      host === "::1" ||
-      /^f[cd]/.test(host) ||
-      /^fe[89ab]/.test(host) ||
-      host.startsWith("::ffff:")
-    )
-  }
-  if (!host.includes(".")) return false
-  return !/(^|\.)(localhost|local|internal|lan|home|test|invalid|example)$/.test(host)
-}

@@ -397,7 +397,7 @@ describe("cache, downloads and selections", () => {
         c.downloads.create({
           url: "https://files.example/a.iso",
           clientReference: "ref-1",
-          webhookUrl: "https://hooks.example/dl",
+          webhookUrl: "https://hooks.example.com/dl",
           directory: "/isos"
         })
       )
@@ -405,7 +405,7 @@ describe("cache, downloads and selections", () => {
       assert.deepStrictEqual(json(server.requests[0]!), {
         url: "https://files.example/a.iso",
         client_reference: "ref-1",
-        webhook_url: "https://hooks.example/dl",
+        webhook_url: "https://hooks.example.com/dl",
         directory: "/isos"
       })
       const choose = yield* withClient(server, (c) => c.downloads.create({ magnet: "magnet:?xt=urn:btih:abc" }))

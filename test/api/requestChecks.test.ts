@@ -75,9 +75,9 @@ describe("request checks", () => {
     assert.isDefined(checkTimestamp("updated_after", "2026-11-22"))
     assert.isDefined(checkKinds([]))
     assert.strictEqual(checkKinds(["video", "a,b"])?.field, "kind[1]")
-    assert.isUndefined(checkWebhookUrl("https://hooks.example/dl"))
-    assert.isDefined(checkWebhookUrl("http://hooks.example/dl"))
-    assert.isDefined(checkWebhookUrl("https://u:p@hooks.example/dl"))
+    assert.isUndefined(checkWebhookUrl("https://hooks.example.com/dl"))
+    assert.isDefined(checkWebhookUrl("http://hooks.example.com/dl"))
+    assert.isDefined(checkWebhookUrl("https://u:p@hooks.example.com/dl"))
     assert.isDefined(checkWebhookUrl("not a url"))
     for (const local of [
       "https://127.0.0.1/",
@@ -88,7 +88,8 @@ describe("request checks", () => {
       "https://nas/",
       "https://nas.lan/",
       "https://dlsync.local/",
-      "https://hooks.localhost/"
+      "https://hooks.localhost/",
+      "https://hooks.example/"
     ]) {
       assert.strictEqual(
         checkWebhookUrl(local)?.message,
