@@ -7,12 +7,9 @@
  * LIVE_TRANSFERS_MAX_AGE_MS old, so a killed, stopped or hung run never shows as active.
  */
 import type { Option } from "effect"
-import type { LiveTransfers } from "../store/liveTransfers.ts"
+import { LIVE_TRANSFERS_MAX_AGE_MS, type LiveTransfers } from "../store/liveTransfers.ts"
 import { formatDone, formatEta, formatRate } from "../transfer/progressFormat.ts"
 import { rateLimitedUntilText } from "../transfer/progressView.ts"
-
-/** Ten publish intervals: older means the publisher stopped (SIGSTOP, a blocked loop…). */
-export const LIVE_TRANSFERS_MAX_AGE_MS = 10_000
 
 export interface ActiveTransfer {
   readonly path: string

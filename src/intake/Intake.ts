@@ -15,10 +15,7 @@
  *   with its reason and the time it expects to go).
  */
 import { Context, type Effect, Schema } from "effect"
-
-/** The stable identity of an intake: `btih:<40 hex lowercase>` for torrents and magnets, `sha256:<hex>` otherwise. */
-export const IntakeId = Schema.String.pipe(Schema.brand("IntakeId"))
-export type IntakeId = typeof IntakeId.Type
+import type { IntakeId } from "../domain/IntakeId.ts"
 
 /** What a surface hands in. Bytes are the file exactly as received (the identity is computed from them). */
 export type IntakeSource =

@@ -8,17 +8,10 @@
  */
 import { Clock, Effect, Layer, Result } from "effect"
 import type { AppConfig } from "../config/loadConfig.ts"
+import type { IntakeId } from "../domain/IntakeId.ts"
 import { type IntakeRecord, IntakeTables, type SourceKind } from "../store/intakeTables.ts"
 import { categoryProblem } from "./categoryName.ts"
-import {
-  type AddOptions,
-  Intake,
-  IntakeError,
-  type IntakeId,
-  type IntakeItem,
-  type IntakeSource,
-  type ListFilter
-} from "./Intake.ts"
+import { type AddOptions, Intake, IntakeError, type IntakeItem, type IntakeSource, type ListFilter } from "./Intake.ts"
 import { IntakeSettings } from "./IntakeSettings.ts"
 import { identify } from "./identity.ts"
 import { itemOf, savePathOf } from "./itemView.ts"

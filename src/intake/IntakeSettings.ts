@@ -2,7 +2,7 @@
 import { Context, Layer } from "effect"
 import type { CategorySettings } from "../config/categoriesSettings.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
-import { downloadWebhookUrl } from "../webhooks/downloadWebhookUrl.ts"
+import { downloadWebhookUrl } from "../config/webhooksSettings.ts"
 
 export class IntakeSettings extends Context.Service<
   IntakeSettings,

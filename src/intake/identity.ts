@@ -17,7 +17,8 @@ import { createHash } from "node:crypto"
 import { magnetDecode } from "@ctrl/magnet-link"
 import { hashes, info } from "@ctrl/torrent-file"
 import { Result } from "effect"
-import { IntakeError, IntakeId, type IntakeSource } from "./Intake.ts"
+import { IntakeId } from "../domain/IntakeId.ts"
+import { IntakeError, type IntakeSource } from "./Intake.ts"
 
 export interface Identified {
   readonly id: IntakeId

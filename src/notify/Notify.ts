@@ -15,11 +15,11 @@
 import { Effect, Layer, Redacted } from "effect"
 import { ApiTransport } from "../api/ApiTransport.ts"
 import type { NotifySettings } from "../config/afterLandingSettings.ts"
+import { notifyTarget } from "../domain/notifyTarget.ts"
 import { batchEvents } from "../events/eventBatches.ts"
 import { levelOf, type MirrorEvent } from "../events/MirrorEvent.ts"
 import { retryDelivery } from "../outbound/retryDelivery.ts"
 import { atLeast, notifyMessage } from "./notifyMessage.ts"
-import { notifyTarget } from "./notifyTarget.ts"
 import { notificationAttempt } from "./sendNotification.ts"
 
 /** A burst ends when nothing new came for this long… */

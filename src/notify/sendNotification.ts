@@ -9,10 +9,10 @@
  */
 import { Clock, Effect, Random, Redacted } from "effect"
 import type { ApiTransport } from "../api/ApiTransport.ts"
+import type { NotifyTarget } from "../domain/notifyTarget.ts"
 import type { EventLevel, MirrorEvent } from "../events/MirrorEvent.ts"
 import { type DeliveryFailed, exchangeOk } from "../outbound/retryDelivery.ts"
 import type { NotifyMessage } from "./notifyMessage.ts"
-import type { NotifyTarget } from "./notifyTarget.ts"
 import { signWebhook } from "./signWebhook.ts"
 
 /** Events sent in full in one webhook payload; the rest are counted. */

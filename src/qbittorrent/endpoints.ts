@@ -16,7 +16,8 @@
  */
 import { Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
-import type { AddOptions, Intake, IntakeError, IntakeId, IntakeSource } from "../intake/Intake.ts"
+import type { IntakeId } from "../domain/IntakeId.ts"
+import type { AddOptions, Intake, IntakeError, IntakeSource } from "../intake/Intake.ts"
 import type { PathMap } from "../paths/pathMap.ts"
 import { toAppPath } from "../paths/pathMap.ts"
 import type { ListenAddress } from "../server/ListenAddress.ts"

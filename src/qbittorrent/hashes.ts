@@ -4,7 +4,7 @@
  * `all`); qBittorrent identifies a v2-only torrent by the first 40 digits of its v2 hash,
  * so a 64-digit hash is cut the same way. Answers always carry lowercase. Pure.
  */
-import { IntakeId } from "../intake/Intake.ts"
+import { IntakeId } from "../domain/IntakeId.ts"
 
 export type HashSelection =
   | { readonly _tag: "All" }

@@ -10,7 +10,8 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as NodePath from "node:path"
 import { Effect, Redacted } from "effect"
-import { Intake, type IntakeId, type IntakeItem, type IntakeSource } from "../intake/Intake.ts"
+import type { IntakeId } from "../domain/IntakeId.ts"
+import { Intake, type IntakeItem, type IntakeSource } from "../intake/Intake.ts"
 import { type PathMap, toAppPath } from "../paths/pathMap.ts"
 import {
   DEFAULT_CATEGORY,

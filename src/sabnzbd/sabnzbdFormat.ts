@@ -11,7 +11,9 @@
  * hash, lowercase hex): stable across restarts, the same in queue and history, and unique
  * because the IntakeId is.
  */
-import type { IntakeId, IntakeItem } from "../intake/Intake.ts"
+
+import type { IntakeId } from "../domain/IntakeId.ts"
+import type { IntakeItem } from "../intake/Intake.ts"
 import { type PathMap, toAppPath } from "../paths/pathMap.ts"
 
 /** The version reported: SABnzbd 4.x semantics (what the apps test against), `\d+.\d+.\d+`. */

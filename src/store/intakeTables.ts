@@ -14,7 +14,7 @@
  */
 import type BetterSqlite3 from "better-sqlite3"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { IntakeId } from "../intake/Intake.ts"
+import { IntakeId } from "../domain/IntakeId.ts"
 import { Database } from "./Database.ts"
 
 export const IntakePhase = Schema.Literals(["new", "sending", "selecting", "parked", "sent", "failed", "removed"])

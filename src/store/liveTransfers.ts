@@ -9,6 +9,9 @@
 import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Option, Schema } from "effect"
 
+/** Ten publish intervals: a snapshot older than this is not live (the publisher stopped: SIGSTOP, a blocked loop…). */
+export const LIVE_TRANSFERS_MAX_AGE_MS = 10_000
+
 export interface LiveTransferFile {
   readonly fileId: string
   /** The mirror path the file lands at. */

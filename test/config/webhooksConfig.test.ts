@@ -7,7 +7,7 @@ import { Effect, Option, Redacted } from "effect"
 import { effectiveView } from "../../src/commands/configCheck.ts"
 import type { ConfigError } from "../../src/config/ConfigError.ts"
 import { type Env, loadConfig } from "../../src/config/loadConfig.ts"
-import { downloadWebhookUrl } from "../../src/webhooks/downloadWebhookUrl.ts"
+import { downloadWebhookUrl } from "../../src/config/webhooksSettings.ts"
 
 const OLD = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 const NEW = "whsec_5u0wJCNVdD3yoHQ0SAZF2MU1+FN1DIa3d4zyUZ1GEUs="

@@ -7,14 +7,8 @@
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { Effect, Ref } from "effect"
-import {
-  type AddOptions,
-  Intake,
-  IntakeError,
-  IntakeId,
-  type IntakeItem,
-  type IntakeSource
-} from "../../src/intake/Intake.ts"
+import { IntakeId } from "../../src/domain/IntakeId.ts"
+import { type AddOptions, Intake, IntakeError, type IntakeItem, type IntakeSource } from "../../src/intake/Intake.ts"
 
 export interface MemoryIntake {
   readonly intake: Intake["Service"]

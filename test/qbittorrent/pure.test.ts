@@ -1,6 +1,7 @@
 /** The pure parts of the qBittorrent API: path mapping, category names, hashes, the torrent view. */
 import { assert, describe, it } from "@effect/vitest"
-import { IntakeId, type IntakeItem } from "../../src/intake/Intake.ts"
+import { IntakeId } from "../../src/domain/IntakeId.ts"
+import type { IntakeItem } from "../../src/intake/Intake.ts"
 import { toAppPath } from "../../src/paths/pathMap.ts"
 import { categoryNameProblem } from "../../src/qbittorrent/categoryName.ts"
 import { hashOfId, parseHashes } from "../../src/qbittorrent/hashes.ts"

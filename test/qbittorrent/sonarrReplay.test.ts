@@ -11,7 +11,7 @@ import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { IntakeId } from "../../src/intake/Intake.ts"
+import { IntakeId } from "../../src/domain/IntakeId.ts"
 import { makeTorrent } from "../support/torrentFixture.ts"
 import { PASSWORD, startQbit, USERNAME } from "./harness.ts"
 

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { IntakeId, type IntakeItem, type IntakeState } from "../../src/intake/Intake.ts"
+import { IntakeId } from "../../src/domain/IntakeId.ts"
+import type { IntakeItem, IntakeState } from "../../src/intake/Intake.ts"
 import { toAppPath } from "../../src/paths/pathMap.ts"
 import {
   formatTimeLeft,

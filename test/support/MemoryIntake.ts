@@ -16,11 +16,11 @@ import * as Path from "node:path"
 import { magnetDecode } from "@ctrl/magnet-link"
 import { files as torrentFiles, hash as torrentHash } from "@ctrl/torrent-file"
 import { Clock, Effect } from "effect"
+import { IntakeId } from "../../src/domain/IntakeId.ts"
 import {
   type AddOptions,
   Intake,
   IntakeError,
-  IntakeId,
   type IntakeItem,
   type IntakeSource,
   type ListFilter

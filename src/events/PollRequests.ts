@@ -16,7 +16,7 @@ export interface PollRequestsShape {
   readonly next: Effect.Effect<void>
 }
 
-export const PollRequests = Context.Reference<PollRequestsShape>("dlsync/engine/PollRequests", {
+export const PollRequests = Context.Reference<PollRequestsShape>("dlsync/events/PollRequests", {
   defaultValue: () => ({ request: Effect.void, next: Effect.never })
 })
 
