@@ -1,0 +1,31 @@
+/**
+ * The CDN's file downloads in flight: how many responses stream at once (and the most so
+ * far, which tests read to see how many connections a client opened), and the rate each
+ * one is held to when the CDN caps every connection, as many debrid CDNs do (`null`: none).
+ */
+export class CdnDownloads {
+  active = 0
+  peak = 0
+  /** Bytes per second per response (one response at a time per HTTP/1.1 connection), or null. */
+  ratePerConnection: number | null
+
+  constructor(ratePerConnection: number | null = null) {
+    this.ratePerConnection = ratePerConnection
+  }
+
+  /** Counts a response for as long as `stream` runs. */
+  async during<A>(stream: () => Promise<A>): Promise<A> {
+    this.active++
+    this.peak = Math.max(this.peak, this.active)
+    try {
+      return await stream()
+    } finally {
+      this.active--
+    }
+  }
+
+  /** Starts counting the peak afresh from what streams now. */
+  resetPeak(): void {
+    this.peak = this.active
+  }
+}
