@@ -28,7 +28,7 @@ export interface ConnectionSample {
 export interface ConnectionInputs {
   /** The workers running now. */
   readonly connections: number
-  /** The file's aggregate rate over the last window, at `connections` (bytes per second). */
+  /** The file's aggregate rate received over the last window, at `connections` (bytes per second). */
   readonly rate: number
   /** The sample before the last step up, still to be judged; null when no step is pending. */
   readonly before: ConnectionSample | null
@@ -49,8 +49,8 @@ export type ConnectionDecision =
 
 /** A step helps when each added connection brings at least this share of what one brought before. */
 export const MIN_GAIN_PER_ADDED = 0.25
-/** Below this share, the added connections are given back. */
-export const GIVE_BACK_BELOW = 0.05
+/** Below this share (half the above: a measurement's noise stays under it), the added connections are given back. */
+export const GIVE_BACK_BELOW = 0.125
 /** A step is tried only when at least this many steps' worth of time is left at the current rate. */
 export const STEPS_LEFT = 3
 

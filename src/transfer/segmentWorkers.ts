@@ -137,12 +137,15 @@ export const fetchMissing = (
         const stepMs = options.connectionRampMs + options.connectionWindowMs
         let before: ConnectionSample | null = null
         yield* Effect.sleep(options.connectionRampMs)
+        // Bytes received, counted per socket read: writes come in whole buffers (1 MiB), too
+        // coarse for a window of a slow file.
+        const received = () => file.size - unreceivedBytes(segments)
         while (true) {
           const from = yield* Clock.currentTimeMillis
-          const fetchedFrom = fp.fetched
+          const receivedFrom = received()
           yield* Effect.sleep(options.connectionWindowMs)
           const elapsed = Math.max(1, (yield* Clock.currentTimeMillis) - from)
-          const sample = { connections: crew.running, rate: ((fp.fetched - fetchedFrom) * 1000) / elapsed }
+          const sample = { connections: crew.running, rate: ((received() - receivedFrom) * 1000) / elapsed }
           const decision = decideConnections({
             ...sample,
             before,
