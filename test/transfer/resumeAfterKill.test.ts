@@ -195,3 +195,76 @@ describe.each(SCHEMES)("resume after SIGKILL over %s", (scheme) => {
     20_000
   )
 })
+
+describe.each(SCHEMES)("resume after SIGKILL with a varying segment count over %s", (scheme) => {
+  // Real time: the CDN caps each response, so the engine opens more segments than it starts
+  // with; it is killed with them under way, and a fresh process finishes the file.
+  it.live(
+    "a file killed with more segments than it started with resumes byte-identical, fetching little again",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => RangeServer.start(tlsFor(scheme))),
+          (s) => Effect.promise(() => s.close())
+        )
+        const size = 12 * 1024 * KiB
+        const content = makeContent(size, 11)
+        server.files.set("f", { content, etag: '"e1"', lastModified: null })
+        server.faults.ratePerResponse = 512 * KiB
+        const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-kill-adaptive-"))
+        const maxConnections = 8
+        const job: ChildJob = {
+          url: server.link("f"),
+          root,
+          journal: Path.join(root, "journal.json"),
+          fileId: "f",
+          size,
+          options: {
+            segments: 2,
+            max_connections: maxConnections,
+            segment_threshold: 1024 * KiB,
+            durabilityBytes: BATCH,
+            durabilityMs: 60_000,
+            bufferSize: BUFFER,
+            minSplit: 256 * KiB,
+            connectionRampMs: 50,
+            connectionWindowMs: 150
+          }
+        }
+        const first = run(job)
+        // The engine has grown past its two starting segments before half the file is sent.
+        while (server.maxPumping <= 2) yield* Effect.sleep("20 millis")
+        yield* Effect.promise(() => server.sentAtLeast("f", size / 2))
+        first.child.kill("SIGKILL")
+        const exit = yield* Effect.promise(() => first.exited)
+        assert.strictEqual(exit.signal, "SIGKILL", exit.out)
+        yield* Effect.promise(() => server.whenIdle())
+        assert.isAbove(server.maxPumping, 2)
+        assert.isAtMost(server.maxPumping, maxConnections)
+        const marked = markOf(root)
+        assert.isAbove(marked.filter((m) => m.written < m.end - m.start).length, 2, "killed with many open segments")
+        const journaled = segmentsOf(job.journal)
+        const partial = Fs.readFileSync(Path.join(root, ".dlsync/partial/f"))
+        for (const s of journaled) {
+          assert.isTrue(
+            partial.subarray(s.start, s.start + s.durable).equals(content.subarray(s.start, s.start + s.durable)),
+            "the journal claims bad bytes"
+          )
+        }
+
+        // Same boot, uncapped: it continues from the mark.
+        server.faults.ratePerResponse = 0
+        const last = yield* Effect.promise(() => run(job).exited)
+        assert.strictEqual(last.code, 0, last.out)
+        const result: { _tag: string; fetched: number } = JSON.parse(last.out)
+        assert.strictEqual(result._tag, "Completed")
+        assert.isTrue(Fs.readFileSync(Path.join(root, "out.bin")).equals(content), "result differs from the remote")
+        assert.deepStrictEqual(JSON.parse(Fs.readFileSync(job.journal, "utf8")), {})
+        // Fetched again: what was in flight at the kill, per connection at most a write batch not
+        // marked, a socket read and a piece the server had sent into the kernel's buffers.
+        const again = server.bytesSent("f") - size
+        assert.isAtMost(again, maxConnections * (BUFFER + 2 * CHUNK), `fetched again: ${again} bytes`)
+      }).pipe(Effect.scoped),
+    30_000
+  )
+})
