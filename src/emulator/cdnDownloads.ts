@@ -10,7 +10,7 @@ export class CdnDownloads {
   ratePerConnection: number | null
 
   constructor(ratePerConnection: number | null = null) {
-    this.ratePerConnection = ratePerConnection
+    this.ratePerConnection = ratePerConnection !== null && ratePerConnection > 0 ? ratePerConnection : null
   }
 
   /** Counts a response for as long as `stream` runs. */

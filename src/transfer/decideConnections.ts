@@ -51,8 +51,8 @@ export type ConnectionDecision =
 export const MIN_GAIN_PER_ADDED = 0.25
 /** Below this share (half the above: a measurement's noise stays under it), the added connections are given back. */
 export const GIVE_BACK_BELOW = 0.125
-/** A step is tried only when at least this many steps' worth of time is left at the current rate. */
-export const STEPS_LEFT = 3
+/** A step is tried only when at least this many steps' worth of time is left at the current rate (new connections pay off at once; judging one takes a step). */
+export const STEPS_LEFT = 1
 
 export const decideConnections = (i: ConnectionInputs): ConnectionDecision => {
   const current = Math.max(1, i.connections)

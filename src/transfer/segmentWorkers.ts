@@ -154,6 +154,18 @@ export const fetchMissing = (
             minSegment: options.minSplit,
             stepMs
           })
+          yield* Effect.logDebug("transfer connections").pipe(
+            Effect.annotateLogs({
+              connections: sample.connections,
+              bytesPerSecond: Math.round(sample.rate),
+              decision:
+                decision._tag === "Add"
+                  ? `add ${decision.count}`
+                  : decision._tag === "Settle"
+                    ? `settle at ${decision.target}`
+                    : "hold"
+            })
+          )
           if (decision._tag === "Settle") return giveBack(decision.target)
           before = null
           if (decision._tag === "Hold") continue

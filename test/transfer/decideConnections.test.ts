@@ -96,7 +96,8 @@ describe("decideConnections", () => {
     const base = { connections: 4, rate: 100 * MiB, before: null, minSegment: 8 * MiB, stepMs: 750 }
     assert.deepStrictEqual(decideConnections({ ...base, free: 0, remaining: 2048 * MiB }), { _tag: "Hold" })
     assert.deepStrictEqual(decideConnections({ ...base, free: 8, remaining: 2048 * MiB, rate: 0 }), { _tag: "Hold" })
-    assert.deepStrictEqual(decideConnections({ ...base, free: 8, remaining: 200 * MiB }), {
+    // Half a second left at 100 MiB/s, less than a step takes to judge.
+    assert.deepStrictEqual(decideConnections({ ...base, free: 8, remaining: 50 * MiB }), {
       _tag: "Settle",
       target: 4
     })
