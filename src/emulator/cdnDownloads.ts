@@ -3,6 +3,8 @@
  * far, which tests read to see how many connections a client opened), and the rate each
  * one is held to when the CDN caps every connection, as many debrid CDNs do (`null`: none).
  */
+import type { ServerResponse } from "node:http"
+
 export class CdnDownloads {
   active = 0
   peak = 0
@@ -13,14 +15,24 @@ export class CdnDownloads {
     this.ratePerConnection = ratePerConnection !== null && ratePerConnection > 0 ? ratePerConnection : null
   }
 
-  /** Counts a response for as long as `stream` runs. */
-  async during<A>(stream: () => Promise<A>): Promise<A> {
+  /**
+   * Counts a response while `stream` runs, and no longer once its connection has closed
+   * (a client that stopped reading early: the connection is no longer in use).
+   */
+  async during<A>(response: ServerResponse, stream: () => Promise<A>): Promise<A> {
     this.active++
     this.peak = Math.max(this.peak, this.active)
+    let counted = true
+    const uncount = () => {
+      if (counted) this.active--
+      counted = false
+    }
+    response.once("close", uncount)
     try {
       return await stream()
     } finally {
-      this.active--
+      uncount()
+      response.off("close", uncount)
     }
   }
 

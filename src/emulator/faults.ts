@@ -130,6 +130,7 @@ export class BodyWriter {
   readonly #cutAt: number
   /** The pace of the body (a slow fault, else the CDN's per-connection cap), or none. */
   readonly #rate: number | undefined
+  readonly #total: number
   #sent = 0
   #cut = false
 
@@ -138,6 +139,7 @@ export class BodyWriter {
     this.#response = response
     this.#fault = fault?.kind === "reset" || fault?.kind === "truncate" || fault?.kind === "slow" ? fault : undefined
     this.#rate = this.#fault?.kind === "slow" ? (this.#fault.bytesPerSecond ?? 65_536) : ratePerConnection
+    this.#total = totalLength
     this.#cutAt =
       this.#fault?.kind === "slow" || this.#fault === undefined
         ? Number.POSITIVE_INFINITY
@@ -216,6 +218,9 @@ export class BodyWriter {
       if (this.closed) return false
       const piece = chunk.subarray(offset, offset + slice)
       if (!(await this.#plainWrite(piece))) return false
+      this.#sent += piece.length
+      // No pause after the body's last byte: the client is done with the response then.
+      if (this.#sent >= this.#total) break
       await new Promise((resolve) => setTimeout(resolve, (piece.length / rate) * 1000))
     }
     return true

@@ -126,7 +126,7 @@ const serveFile = async (
       return { kind: "raw" }
     }
     const downloads = context.cdnDownloads
-    await downloads.during(() =>
+    await downloads.during(response, () =>
       streamRange(response, request.fault, length, handle, start, downloads.ratePerConnection ?? undefined)
     )
     return { kind: "raw" }
