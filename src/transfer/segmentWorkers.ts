@@ -12,7 +12,8 @@
  *   start: `segments` workers ─► ramp ─► window: rate ─► decide ─► Add: more workers ─┐
  *                                         ▲   Hold: measure again ◄────────────────────┤
  *                                         └────────────────────────────────────────────┘
- *                                             Settle: give back down to the target, stop
+ *                                             Settle: give back down to the target, and
+ *                                             probe again after 4, 8 … 32 steps
  */
 import { Clock, Deferred, Effect, Exit } from "effect"
 import { type ConnectionSample, decideConnections } from "./decideConnections.ts"
@@ -136,6 +137,7 @@ export const fetchMissing = (
       const adapt = Effect.gen(function* () {
         const stepMs = options.connectionRampMs + options.connectionWindowMs
         let before: ConnectionSample | null = null
+        let settledSteps = SETTLED_STEPS_FIRST
         yield* Effect.sleep(options.connectionRampMs)
         // Bytes received, counted per socket read: writes come in whole buffers (1 MiB), too
         // coarse for a window of a slow file.
@@ -166,9 +168,17 @@ export const fetchMissing = (
                     : "hold"
             })
           )
-          if (decision._tag === "Settle") return giveBack(decision.target)
           before = null
+          if (decision._tag === "Settle") {
+            giveBack(decision.target)
+            // Settled, not for good: one noisy window must not pin a capped file at a few
+            // connections, so it probes again later, less often each time.
+            yield* Effect.sleep(settledSteps * stepMs)
+            settledSteps = Math.min(2 * settledSteps, SETTLED_STEPS_MAX)
+            continue
+          }
           if (decision._tag === "Hold") continue
+          crew.target = Number.POSITIVE_INFINITY
           for (let i = 0; i < decision.count; i++) {
             const held = deps.connections.tryConnection(host, worker)
             if (held === undefined) break
@@ -183,6 +193,10 @@ export const fetchMissing = (
     })
   )
 }
+
+/** After settling, a file probes again after this many steps, doubling up to the max. */
+const SETTLED_STEPS_FIRST = 4
+const SETTLED_STEPS_MAX = 32
 
 /** One segment request, following redirects (bounded, http(s) only, no credentials ever). */
 const fetchSegment = Effect.fnUntraced(function* (
