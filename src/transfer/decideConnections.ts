@@ -12,7 +12,7 @@
  *        │                         │ nearly done / nothing to split: Settle   ▼
  *        └──── the step helped ◄── measure at the new count ──► it did not: Settle
  *                                                               (and give the extra back
- *                                                                when they brought nothing)
+ *                                                                when they brought little)
  *
  * Invariants: Add never asks for more than the free permits, never more than doubles the
  * count, and never gives a connection less than `minSegment` bytes of what is left;
