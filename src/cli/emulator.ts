@@ -1,5 +1,7 @@
 /** `dlsync emulator`: run the Download Service emulator (commands/emulator.ts). */
+import { Schema } from "effect"
 import { Command, Flag } from "effect/cli"
+import { HumanRate } from "../config/units.ts"
 import { parseLibrarySpec } from "../emulator/librarySpec.ts"
 import { onDemand } from "./onDemand.ts"
 
@@ -37,6 +39,15 @@ export const emulatorCommand = Command.make(
     cdnBase: Flag.String("cdn-base").pipe(
       Flag.withDescription("Make download links point at another server serving the same bytes"),
       Flag.withMetavar("URL"),
+      Flag.optional
+    ),
+    cdnRatePerConnection: Flag.String("cdn-rate-per-connection").pipe(
+      Flag.withDescription('Cap each CDN connection at this rate, as many debrid CDNs do (e.g. "25 MiB/s")'),
+      Flag.withMetavar("RATE"),
+      Flag.mapTryCatch(
+        (text) => Schema.decodeUnknownSync(HumanRate)(text),
+        () => 'expected a rate such as "25 MiB/s"'
+      ),
       Flag.optional
     ),
     control: Flag.Boolean("control").pipe(

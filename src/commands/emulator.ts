@@ -14,6 +14,7 @@ export interface EmulatorFlags {
   readonly library: string
   readonly contentDir: Option.Option<string>
   readonly cdnBase: Option.Option<string>
+  readonly cdnRatePerConnection: Option.Option<number>
   readonly control: boolean
   readonly json: boolean
 }
@@ -29,7 +30,12 @@ export const runEmulator = Effect.fn("emulator")(function* (flags: EmulatorFlags
           library: flags.library,
           control: flags.control,
           ...Option.match(flags.contentDir, { onNone: () => ({}), onSome: (contentDir) => ({ contentDir }) }),
-          ...Option.match(flags.cdnBase, { onNone: () => ({}), onSome: (cdnBase) => ({ cdnBase }) })
+          ...Option.match(flags.cdnBase, { onNone: () => ({}), onSome: (cdnBase) => ({ cdnBase }) }),
+          ...Option.match(flags.cdnRatePerConnection, {
+            onNone: () => ({}),
+            // 0 ("unlimited") caps nothing.
+            onSome: (rate) => (rate > 0 ? { cdnRatePerConnection: rate } : {})
+          })
         }),
       catch: (error) => startError(error, flags.host)
     }),

@@ -75,6 +75,10 @@ export const sections = {
   transfers: {
     concurrency: field(Schema.optionalKey(PositiveInt), "integer"),
     segments: field(Schema.optionalKey(PositiveInt), "integer"),
+    max_connections: field(
+      Schema.optionalKey(PositiveInt.pipe(Schema.check(Schema.isLessThanOrEqualTo(256)))),
+      "integer"
+    ),
     segment_threshold: field(Schema.optionalKey(HumanSize), "string"),
     bandwidth_limit: field(Schema.optionalKey(HumanRate), "string"),
     // "string", not "list": a window such as "01:00-07:00 5 MiB/s" holds spaces; ";" separates windows.

@@ -15,6 +15,7 @@ const MiB = 1024 * 1024
 export const TRANSFERS_DEFAULTS: TransfersSettings = {
   concurrency: 3,
   segments: 4,
+  max_connections: 16,
   segment_threshold: 64 * MiB,
   bandwidth_limit: 0,
   bandwidth_schedule: [],

@@ -3,6 +3,7 @@
  * server and the areas so that they import it rather than each other: the server builds one
  * `EmulatorContext` and hands it to each area's route list.
  */
+import type { CdnDownloads } from "./cdnDownloads.ts"
 import type { ContentSource } from "./content.ts"
 import type { Faults } from "./faults.ts"
 import type { RequestLog } from "./requestLog.ts"
@@ -22,6 +23,8 @@ export interface EmulatorOptions {
    * the client must trust the certificate (tests: test/fixtures/tls, NODE_EXTRA_CA_CERTS).
    */
   readonly cdnTls?: { readonly key: string; readonly cert: string }
+  /** Caps every CDN file response at this many bytes per second (a per-connection cap). */
+  readonly cdnRatePerConnection?: number
   /** Serve `<dir>/<file id>` instead of generated content when such a file exists. */
   readonly contentDir?: string
   /** Enables the control API under /_control. */
@@ -43,6 +46,7 @@ export interface EmulatorContext {
   readonly faults: Faults
   readonly requestLog: RequestLog
   readonly content: ContentSource
+  readonly cdnDownloads: CdnDownloads
   readonly options: EmulatorOptions
   readonly urls: EmulatorUrls
 }

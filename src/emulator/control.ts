@@ -80,6 +80,13 @@ export interface ControlApi {
   faults(): ReadonlyArray<Fault>
   removeFault(id: string): boolean
   clearFaults(): void
+  /** CDN file responses streaming now and the most at once since the start or the last reset. */
+  cdnDownloads(options?: { readonly resetPeak?: boolean | undefined }): {
+    readonly active: number
+    readonly peak: number
+  }
+  /** Caps every CDN file response (each connection) at this many bytes per second; null lifts it. */
+  setCdnRatePerConnection(bytesPerSecond: number | null): void
 }
 
 export const makeControlApi = (context: EmulatorContext): ControlApi => {
@@ -167,6 +174,18 @@ export const makeControlApi = (context: EmulatorContext): ControlApi => {
     addFault: (spec) => context.faults.add(spec),
     faults: () => context.faults.list(),
     removeFault: (id) => context.faults.remove(id),
-    clearFaults: () => context.faults.clear()
+    clearFaults: () => context.faults.clear(),
+    cdnDownloads: (options) => {
+      const downloads = context.cdnDownloads
+      const seen = { active: downloads.active, peak: downloads.peak }
+      if (options?.resetPeak === true) downloads.resetPeak()
+      return seen
+    },
+    setCdnRatePerConnection: (bytesPerSecond) => {
+      if (bytesPerSecond !== null && !(Number.isInteger(bytesPerSecond) && bytesPerSecond >= 1)) {
+        throw new RangeError("bytes_per_second must be an integer ≥ 1, or null")
+      }
+      context.cdnDownloads.ratePerConnection = bytesPerSecond
+    }
   }
 }

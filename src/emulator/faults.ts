@@ -128,12 +128,18 @@ export class BodyWriter {
   readonly #response: ServerResponse
   readonly #fault: Fault | undefined
   readonly #cutAt: number
+  /** The pace of the body (a slow fault, else the CDN's per-connection cap), or none. */
+  readonly #rate: number | undefined
+  readonly #total: number
   #sent = 0
   #cut = false
 
-  constructor(response: ServerResponse, fault: Fault | undefined, totalLength: number) {
+  /** `ratePerConnection` paces a body no slow fault paces (the CDN's cap on each connection). */
+  constructor(response: ServerResponse, fault: Fault | undefined, totalLength: number, ratePerConnection?: number) {
     this.#response = response
     this.#fault = fault?.kind === "reset" || fault?.kind === "truncate" || fault?.kind === "slow" ? fault : undefined
+    this.#rate = this.#fault?.kind === "slow" ? (this.#fault.bytesPerSecond ?? 65_536) : ratePerConnection
+    this.#total = totalLength
     this.#cutAt =
       this.#fault?.kind === "slow" || this.#fault === undefined
         ? Number.POSITIVE_INFINITY
@@ -146,7 +152,9 @@ export class BodyWriter {
 
   async write(chunk: Buffer): Promise<boolean> {
     if (this.closed) return false
-    if (this.#fault?.kind === "slow") return this.#writeSlowly(chunk)
+    if (this.#rate !== undefined && this.#fault?.kind !== "reset" && this.#fault?.kind !== "truncate") {
+      return this.#writeSlowly(chunk, this.#rate)
+    }
     if (this.#sent + chunk.length >= this.#cutAt) {
       const head = chunk.subarray(0, this.#cutAt - this.#sent)
       await this.#cutAfter(head)
@@ -161,7 +169,7 @@ export class BodyWriter {
    * buffers are not copied and must stay unchanged.
    */
   async writeMany(chunks: ReadonlyArray<Buffer>): Promise<boolean> {
-    if (this.#fault !== undefined) return this.write(Buffer.concat(chunks))
+    if (this.#fault !== undefined || this.#rate !== undefined) return this.write(Buffer.concat(chunks))
     if (this.closed) return false
     const response = this.#response
     response.cork()
@@ -204,13 +212,15 @@ export class BodyWriter {
     })
   }
 
-  async #writeSlowly(chunk: Buffer): Promise<boolean> {
-    const rate = this.#fault?.bytesPerSecond ?? 65_536
+  async #writeSlowly(chunk: Buffer, rate: number): Promise<boolean> {
     const slice = Math.max(1, Math.floor(rate / 20))
     for (let offset = 0; offset < chunk.length; offset += slice) {
       if (this.closed) return false
       const piece = chunk.subarray(offset, offset + slice)
       if (!(await this.#plainWrite(piece))) return false
+      this.#sent += piece.length
+      // No pause after the body's last byte: the client is done with the response then.
+      if (this.#sent >= this.#total) break
       await new Promise((resolve) => setTimeout(resolve, (piece.length / rate) * 1000))
     }
     return true

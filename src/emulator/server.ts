@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
 import type { AddressInfo } from "node:net"
+import { CdnDownloads } from "./cdnDownloads.ts"
 import { makeContentSource } from "./content.ts"
 import type { EmulatorContext, EmulatorOptions, EmulatorUrls } from "./context.ts"
 import { type ControlApi, makeControlApi } from "./control.ts"
@@ -89,6 +90,7 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Runn
     faults: new Faults(),
     requestLog: new RequestLog(),
     content: makeContentSource(options.contentDir),
+    cdnDownloads: new CdnDownloads(options.cdnRatePerConnection ?? null),
     options,
     urls
   }

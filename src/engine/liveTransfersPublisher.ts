@@ -65,6 +65,7 @@ const liveTransfersOf = (
     size: f.size,
     bytes: f.done,
     bytesPerSecond: f.rate,
+    connections: f.connections,
     ...(f.rateLimitedUntil === null ? {} : { rateLimitedUntil: new Date(f.rateLimitedUntil).toISOString() })
   }))
 })

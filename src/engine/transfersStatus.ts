@@ -21,6 +21,11 @@ export interface ActiveTransfer {
   readonly bytesPerSecond: number
   /** Seconds left at the current rate; null when unknown (no bytes lately). */
   readonly etaSeconds: number | null
+  /**
+   * Connections fetching the file now: a large file starts with transfers.segments and opens
+   * more while its rate grows with them (up to transfers.max_connections per host).
+   */
+  readonly connections: number
   /** Waiting for the service's rate limit until then (ISO 8601); absent when not waiting. */
   readonly rateLimitedUntil?: string
 }
@@ -73,6 +78,7 @@ export const transfersStatus = (
       percent: percent(f.bytes, f.size),
       bytesPerSecond: f.bytesPerSecond,
       etaSeconds: eta(f.size - f.bytes, f.bytesPerSecond),
+      connections: f.connections ?? 0,
       ...(f.rateLimitedUntil === undefined ? {} : { rateLimitedUntil: f.rateLimitedUntil })
     })
   )
@@ -121,13 +127,15 @@ export const renderTransfers = (status: TransfersStatus): ReadonlyArray<string> 
     `transfers:       ${t.active} active, ${t.completed} done, ${t.parked} parked · ${formatDone(t.bytes, t.size)} · ${formatRate(t.bytesPerSecond)} · ETA ${formatEta(t.etaSeconds)} (dlsync pid ${status.runningPid})`,
     ...status.active.map((f) =>
       f.rateLimitedUntil === undefined
-        ? `  ${f.path}: ${formatDone(f.bytes, f.size)} · ${formatRate(f.bytesPerSecond)} · ETA ${formatEta(f.etaSeconds)}`
+        ? `  ${f.path}: ${formatDone(f.bytes, f.size)} · ${formatRate(f.bytesPerSecond)} · ETA ${formatEta(f.etaSeconds)}${connectionsText(f.connections)}`
         : `  ${f.path}: ${formatDone(f.bytes, f.size)} · waiting for the service's rate limit until ${rateLimitedUntilText(Date.parse(f.rateLimitedUntil))}`
     )
   ]
 }
 
 // ---------------------------------------------------------------------------------------
+
+const connectionsText = (n: number): string => (n === 0 ? "" : ` · ${n} connection${n === 1 ? "" : "s"}`)
 
 /** Whole percent, rounded down (100 only when complete); a zero-byte file is complete. */
 const percent = (bytes: number, size: number): number => (size === 0 ? 100 : Math.floor((bytes * 100) / size))

@@ -20,6 +20,8 @@ export interface LiveTransferFile {
   /** Bytes of the file present so far (resumed bytes included). */
   readonly bytes: number
   readonly bytesPerSecond: number
+  /** Connections fetching it now (absent in a row published by an earlier dlsync). */
+  readonly connections?: number
   /** While it waits for the service's rate limit: until when (ISO 8601); absent otherwise. */
   readonly rateLimitedUntil?: string
 }
@@ -86,6 +88,7 @@ const FileEntry = Schema.Struct({
   size: Count,
   bytes: Count,
   bytesPerSecond: Count,
+  connections: Schema.optionalKey(Count),
   rateLimitedUntil: Schema.optionalKey(Schema.String)
 })
 

@@ -54,6 +54,8 @@ export interface FileProgress {
   /** Bytes received over the network in this run. */
   fetched: number
   readonly startedAt: number
+  /** Connections fetching the file now (its segment workers holding a permit). */
+  connections: number
   /** While the file waits for the service's rate limit: until when (epoch ms); else null. */
   rateLimitedUntil: number | null
 }
@@ -69,6 +71,8 @@ export interface FileStatus {
   readonly eta: number | null
   /** Waiting for the service's rate limit until then (epoch ms); null when not waiting. */
   readonly rateLimitedUntil: number | null
+  /** Connections fetching the file now. */
+  readonly connections: number
 }
 
 export interface ProgressSnapshot {
@@ -142,7 +146,16 @@ export const makeProgressTracker = (): ProgressTrackerShape => {
   let fetchedEnded = 0
   return {
     start: (fileId, name, size, done, startedAt) => {
-      const p: FileProgress = { fileId, name, size, done, fetched: 0, startedAt, rateLimitedUntil: null }
+      const p: FileProgress = {
+        fileId,
+        name,
+        size,
+        done,
+        fetched: 0,
+        startedAt,
+        connections: 0,
+        rateLimitedUntil: null
+      }
       active.set(p, [])
       return p
     },
@@ -172,7 +185,8 @@ export const makeProgressTracker = (): ProgressTrackerShape => {
           done: p.done,
           rate,
           eta: eta(p.size - p.done, rate),
-          rateLimitedUntil: p.rateLimitedUntil
+          rateLimitedUntil: p.rateLimitedUntil,
+          connections: p.connections
         })
         done += p.done
         size += p.size

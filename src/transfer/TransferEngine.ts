@@ -6,6 +6,8 @@
  *                       │            │ N segment workers ─► leanGet ───────► fd  futimes, fsync
  *                       │            │      (TCP or TLS, reused buffers)     land (fs/landFile: checked
  *                       │            │   └ work stealing: split the largest  rename, fsync(dir))
+ *                       │            │   └ N adapts to the rate (decideConnections.ts), each
+ *                       │            │     worker holding a permit of the host's budget
  *                       │            │                                       journal.remove
  *                       │            │ committer: fdatasync ─► journal.save
  *                       │            ▼
@@ -45,6 +47,7 @@ import { LocalOpError } from "../fs/LocalOpError.ts"
 import { land } from "../fs/landFile.ts"
 import { backoffDelay } from "../pacing/backoff.ts"
 import { Bandwidth } from "./Bandwidth.ts"
+import { ConnectionBudget } from "./connectionBudget.ts"
 import { linkFor } from "./downloadLinks.ts"
 import { commit, commitLoop, markWriter } from "./durabilityCommitter.ts"
 import { freeSpace } from "./freeSpace.ts"
@@ -128,6 +131,7 @@ export class TransferEngine extends Context.Service<
             Effect.sync(() => new LeanPool(options.bufferSize)),
             (pool) => Effect.sync(() => pool.close())
           ),
+          connections: new ConnectionBudget(options.max_connections),
           linkCache: new Map(),
           knownDirs: new Set(),
           freeCache: new Map()

@@ -7,8 +7,9 @@ import { TRANSFERS_DEFAULTS, type TransfersSettings } from "../config/transfersS
 import { currentBootId } from "./writtenMark.ts"
 
 /**
- * The `[transfers]` settings (concurrency: files at once; segments: parallel Range requests
- * for one file of at least segment_threshold bytes; bandwidth_limit and bandwidth_schedule;
+ * The `[transfers]` settings (concurrency: files at once; segments: the parallel Range
+ * requests a file of at least segment_threshold bytes starts with; max_connections: requests
+ * in flight to one host over all files, which adaptive files grow into; bandwidth_limit and bandwidth_schedule;
  * min_free_space: a file is not started, and transfers pause, when less would remain free),
  * plus the engineering constants below.
  */
@@ -40,6 +41,12 @@ export interface TransferOptions extends TransfersSettings {
   readonly bufferSize: number
   /** A segment is split for work stealing only when this many bytes are left. */
   readonly minSplit: number
+  /**
+   * Adaptive connections (decideConnections.ts): after a change of count the file's rate is
+   * left to settle this long, then measured over `connectionWindowMs`.
+   */
+  readonly connectionRampMs: number
+  readonly connectionWindowMs: number
   /** How often a transfer paused for disk space looks again. */
   readonly spaceRecheckMs: number
   /** A file short of disk space waits for room (the daemon); false fails with NotEnoughSpace (`run --once`). */
@@ -71,6 +78,8 @@ export const defaultTransferOptions: TransferOptions = {
   linkMarginMs: 30_000,
   bufferSize: 1 * MiB,
   minSplit: 8 * MiB,
+  connectionRampMs: 200,
+  connectionWindowMs: 400,
   spaceRecheckMs: 30_000,
   waitForSpace: true,
   userAgent: "dlsync",

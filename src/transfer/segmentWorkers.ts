@@ -1,13 +1,27 @@
 /**
  * The segment workers of one attempt: each fetches an open segment nobody works on, else
  * splits the largest one (work stealing), each request on the byte path (leanGet.ts).
+ *
+ * Every worker holds a permit of its host's connection budget (connectionBudget.ts). A
+ * segmented file starts with `segments` workers (those with a permit free); after each
+ * measuring window the file's aggregate rate goes to decideConnections.ts, which adds
+ * workers while the rate keeps growing with them (a CDN capping each connection) and
+ * settles when it no longer does, giving the extra back: a worker is given back by cutting
+ * its segment where it was received, the rest left open for the workers that stay.
+ *
+ *   start: `segments` workers ─► ramp ─► window: rate ─► decide ─► Add: more workers ─┐
+ *                                         ▲   Hold: measure again ◄────────────────────┤
+ *                                         └────────────────────────────────────────────┘
+ *                                             Settle: give back down to the target, and
+ *                                             probe again after 4, 8 … 32 steps
  */
-import { Effect } from "effect"
+import { Clock, Deferred, Effect, Exit } from "effect"
+import { type ConnectionSample, decideConnections } from "./decideConnections.ts"
 import type { Validators } from "./judgeResponse.ts"
 import { leanGet, type RangeGet, type RangeOutcome, type RangeSink } from "./leanGet.ts"
 import type { FileProgress } from "./ProgressTracker.ts"
 import { checkValidators, ifRangeValue } from "./resumeRecords.ts"
-import { type Segment, splitLargest, spreadWork } from "./segments.ts"
+import { releaseTail, type Segment, splitLargest, spreadWork, unreceivedBytes } from "./segments.ts"
 import { fault, type TransferFault } from "./TransferFault.ts"
 import type { DownloadLink } from "./TransferLinks.ts"
 import type { Deps, FileState, PartialFile } from "./transferState.ts"
@@ -32,18 +46,13 @@ export const fetchMissing = (
 ): Effect.Effect<void, TransferFault> => {
   const { options } = deps
   const { segments, segmented } = plan
+  const host = new URL(plan.link.url).host
   const assigned = new Set<Segment>()
   const next = (): Segment | undefined => {
     const open = segments.find((s) => s.pos < s.end && !assigned.has(s))
     const taken = open ?? (segmented ? splitLargest(segments, options.minSplit) : undefined)
     if (taken !== undefined) assigned.add(taken)
     return taken
-  }
-  if (segmented) spreadWork(segments, options.segments, options.minSplit)
-  const workers: Array<Segment> = []
-  for (let i = 0; i < (segmented ? options.segments : 1); i++) {
-    const s = next()
-    if (s !== undefined) workers.push(s)
   }
   const sink: RangeSink = {
     fd: plan.fd,
@@ -64,9 +73,13 @@ export const fetchMissing = (
     },
     onValidators: (v: Validators) => checkValidators(state, v)
   }
-  const worker = (first: Segment) =>
-    Effect.gen(function* () {
-      let segment: Segment | undefined = first
+  /** Workers holding a connection, and how many may stay (lowered only when giving back). */
+  const crew = { running: 0, target: Number.POSITIVE_INFINITY }
+  const worker = Effect.suspend(() => {
+    crew.running++
+    fp.connections++
+    return Effect.gen(function* () {
+      let segment = next()
       while (segment !== undefined) {
         while (segment.pos < segment.end) {
           const before = segment.pos
@@ -75,14 +88,115 @@ export const fetchMissing = (
             return yield* fault("transient", "a response brought no bytes")
           }
         }
+        // Given back: the workers that stay take what this one leaves open.
+        if (crew.running > crew.target) return
         segment = next()
       }
+    }).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          crew.running--
+          fp.connections--
+        })
+      )
+    )
+  })
+  // One request (every file under the segment threshold) runs on this fiber: no fork per file.
+  if (!segmented) return deps.connections.withConnection(host, worker)
+  spreadWork(segments, options.segments, options.minSplit)
+  return Effect.scoped(
+    Effect.gen(function* () {
+      const finished = yield* Deferred.make<void, TransferFault>()
+      let live = 0
+      const launch = (held: Effect.Effect<void, TransferFault>) => {
+        live++
+        return Effect.forkScoped(
+          held.pipe(
+            Effect.onExit((exit) => {
+              live--
+              if (Exit.isFailure(exit)) return Deferred.done(finished, exit)
+              return live === 0 ? Deferred.succeed(finished, undefined) : Effect.void
+            })
+          )
+        )
+      }
+      // The first worker waits for its permit; the others start only with one free now.
+      yield* launch(deps.connections.withConnection(host, worker))
+      for (let i = 1; i < options.segments; i++) {
+        const held = deps.connections.tryConnection(host, worker)
+        if (held === undefined) break
+        yield* launch(held)
+      }
+      const giveBack = (target: number) => {
+        crew.target = target
+        const busy = segments
+          .filter((s) => assigned.has(s) && Math.max(s.pos, s.recv) > s.start && s.end > Math.max(s.pos, s.recv))
+          .sort((a, b) => b.end - Math.max(b.pos, b.recv) - (a.end - Math.max(a.pos, a.recv)))
+        for (const s of busy.slice(0, Math.max(0, crew.running - target))) releaseTail(segments, s)
+      }
+      const adapt = Effect.gen(function* () {
+        const stepMs = options.connectionRampMs + options.connectionWindowMs
+        let before: ConnectionSample | null = null
+        let settledSteps = SETTLED_STEPS_FIRST
+        yield* Effect.sleep(options.connectionRampMs)
+        // Bytes received, counted per socket read: writes come in whole buffers (1 MiB), too
+        // coarse for a window of a slow file.
+        const received = () => file.size - unreceivedBytes(segments)
+        while (true) {
+          const from = yield* Clock.currentTimeMillis
+          const receivedFrom = received()
+          yield* Effect.sleep(options.connectionWindowMs)
+          const elapsed = Math.max(1, (yield* Clock.currentTimeMillis) - from)
+          const sample = { connections: crew.running, rate: ((received() - receivedFrom) * 1000) / elapsed }
+          const decision = decideConnections({
+            ...sample,
+            before,
+            free: deps.connections.free(host),
+            remaining: unreceivedBytes(segments),
+            minSegment: options.minSplit,
+            stepMs
+          })
+          yield* Effect.logDebug("transfer connections").pipe(
+            Effect.annotateLogs({
+              connections: sample.connections,
+              bytesPerSecond: Math.round(sample.rate),
+              decision:
+                decision._tag === "Add"
+                  ? `add ${decision.count}`
+                  : decision._tag === "Settle"
+                    ? `settle at ${decision.target}`
+                    : "hold"
+            })
+          )
+          before = null
+          if (decision._tag === "Settle") {
+            giveBack(decision.target)
+            // Settled, not for good: one noisy window must not pin a capped file at a few
+            // connections, so it probes again later, less often each time.
+            yield* Effect.sleep(settledSteps * stepMs)
+            settledSteps = Math.min(2 * settledSteps, SETTLED_STEPS_MAX)
+            continue
+          }
+          if (decision._tag === "Hold") continue
+          crew.target = Number.POSITIVE_INFINITY
+          for (let i = 0; i < decision.count; i++) {
+            const held = deps.connections.tryConnection(host, worker)
+            if (held === undefined) break
+            yield* launch(held)
+            before = sample
+          }
+          if (before !== null) yield* Effect.sleep(options.connectionRampMs)
+        }
+      })
+      yield* Effect.forkScoped(adapt)
+      yield* Deferred.await(finished)
     })
-  // One worker (every file under the segment threshold) runs on this fiber: no fork per file.
-  return workers.length === 1 && workers[0] !== undefined
-    ? worker(workers[0])
-    : Effect.forEach(workers, worker, { concurrency: "unbounded", discard: true })
+  )
 }
+
+/** After settling, a file probes again after this many steps, doubling up to the max. */
+const SETTLED_STEPS_FIRST = 4
+const SETTLED_STEPS_MAX = 32
 
 /** One segment request, following redirects (bounded, http(s) only, no credentials ever). */
 const fetchSegment = Effect.fnUntraced(function* (

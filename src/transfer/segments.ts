@@ -67,6 +67,27 @@ export const splitLargest = (segments: Array<Segment>, minSplit: number): Segmen
   return taken
 }
 
+/**
+ * Gives up the part of `segment` not yet received, as a new open segment for another
+ * worker; the segment's own request stops at the lowered end. Nothing happens unless both
+ * parts keep at least one byte (a segment is never empty). Returns the new segment.
+ */
+export const releaseTail = (segments: Array<Segment>, segment: Segment): Segment | undefined => {
+  const cut = Math.max(segment.pos, segment.recv)
+  if (cut <= segment.start || cut >= segment.end) return undefined
+  const tail: Segment = { start: cut, end: segment.end, pos: cut, recv: cut }
+  segment.end = cut
+  segments.push(tail)
+  return tail
+}
+
+/** Bytes no request has received yet, over all segments. */
+export const unreceivedBytes = (segments: ReadonlyArray<Segment>): number => {
+  let n = 0
+  for (const s of segments) n += Math.max(0, s.end - Math.max(s.pos, s.recv))
+  return n
+}
+
 /** Bytes written over all segments. */
 export const writtenBytes = (segments: ReadonlyArray<Segment>): number => {
   let n = 0

@@ -4,6 +4,7 @@
  */
 import { Effect } from "effect"
 import type { Bandwidth } from "./Bandwidth.ts"
+import type { ConnectionBudget } from "./connectionBudget.ts"
 import type { LeanPool } from "./leanPool.ts"
 import type { ProgressTracker } from "./ProgressTracker.ts"
 import type { DurableSegment, Segment } from "./segments.ts"
@@ -21,6 +22,8 @@ export interface Deps {
   readonly limiter: Bandwidth["Service"]
   readonly progress: ProgressTracker["Service"]
   readonly lean: LeanPool
+  /** Connections per CDN host over every file (transfers.max_connections). */
+  readonly connections: ConnectionBudget
   readonly linkCache: Map<string, { readonly link: DownloadLink; readonly obtainedAt: number }>
   /** Partial directories known to exist. */
   readonly knownDirs: Set<string>

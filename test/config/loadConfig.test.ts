@@ -175,6 +175,7 @@ describe("[transfers]", () => {
   const settingsOf = (o: ReturnType<typeof transferOptions>) => ({
     concurrency: o.concurrency,
     segments: o.segments,
+    max_connections: o.max_connections,
     segment_threshold: o.segment_threshold,
     bandwidth_limit: o.bandwidth_limit,
     bandwidth_schedule: o.bandwidth_schedule,
@@ -187,6 +188,7 @@ describe("[transfers]", () => {
       assert.deepStrictEqual(settingsOf(transferOptions(none.transfers)), {
         concurrency: 3,
         segments: 4,
+        max_connections: 16,
         segment_threshold: 64 * 1024 * 1024,
         bandwidth_limit: 0,
         bandwidth_schedule: [],
@@ -194,13 +196,28 @@ describe("[transfers]", () => {
       })
       assert.deepStrictEqual(settingsOf(transferOptions()), settingsOf(transferOptions(none.transfers)))
       const some = yield* load(write(tmp(), `${VALID}\n[transfers]\nsegments = 2\nmin_free_space = "1 GiB"\n`), {
-        DLSYNC_TRANSFERS_BANDWIDTH_LIMIT: "5 MiB/s"
+        DLSYNC_TRANSFERS_BANDWIDTH_LIMIT: "5 MiB/s",
+        DLSYNC_TRANSFERS_MAX_CONNECTIONS: "6"
       })
       const options = transferOptions(some.transfers)
       assert.strictEqual(options.segments, 2)
+      assert.strictEqual(options.max_connections, 6)
       assert.strictEqual(options.bandwidth_limit, 5 * 1024 * 1024)
       assert.strictEqual(options.concurrency, 3)
       assert.strictEqual(options.segment_threshold, 64 * 1024 * 1024)
+    })
+  )
+})
+
+describe("transfers.max_connections", () => {
+  it.effect("refuses 0 and more than 256, naming the key and its line", () =>
+    Effect.gen(function* () {
+      for (const value of [0, 257]) {
+        const file = write(tmp(), `${VALID}\n[transfers]\nmax_connections = ${value}\n`)
+        const error = yield* Effect.flip(load(file))
+        assert.strictEqual(problems(error).length, 1)
+        assert.match(problems(error)[0]!, new RegExp(`^${file}:\\d+: transfers.max_connections: `))
+      }
     })
   )
 })

@@ -203,6 +203,49 @@ describe("download links", () => {
   })
 })
 
+/** The server's side of a response ends after the client has read its last byte. */
+const streamsEnded = async (e: RunningEmulator) => {
+  while (e.control.cdnDownloads().active > 0) await new Promise((resolve) => setTimeout(resolve, 5))
+}
+
+describe("a CDN capping each connection", () => {
+  it("paces each file response, counts those streaming at once, and is set and read through /_control", async () => {
+    const e = await emulator({ control: true, cdnRatePerConnection: 2 * 1024 * 1024 })
+    const file = e.control.addFile({ name: "big.bin", sizeBytes: 600_000 })
+    const { url } = await linkFor(e, file.id)
+    const bodies = await Promise.all(
+      [0, 1, 2].map(async (i) => {
+        const response = await fetch(url, { headers: { range: `bytes=${i * 200_000}-${i * 200_000 + 199_999}` } })
+        assert.strictEqual(response.status, 206)
+        return Buffer.from(await response.arrayBuffer())
+      })
+    )
+    assert.isTrue(Buffer.concat(bodies).equals(expected(file.id, 0, 600_000)))
+    await streamsEnded(e)
+    assert.deepStrictEqual(e.control.cdnDownloads({ resetPeak: true }), { active: 0, peak: 3 })
+    assert.deepStrictEqual(e.control.cdnDownloads(), { active: 0, peak: 0 })
+
+    const control = `${e.authUrl}/_control`
+    const lift = await fetch(`${control}/cdn/rate-per-connection`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ bytes_per_second: null })
+    })
+    assert.strictEqual(lift.status, 204)
+    assert.strictEqual(e.context.cdnDownloads.ratePerConnection, null)
+    const bad = await fetch(`${control}/cdn/rate-per-connection`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ bytes_per_second: 0 })
+    })
+    assert.strictEqual(bad.status, 422)
+    await (await fetch(url)).arrayBuffer()
+    await streamsEnded(e)
+    const seen: unknown = await (await fetch(`${control}/cdn`)).json()
+    assert.deepStrictEqual(seen, { data: { active: 0, peak: 1 } })
+  })
+})
+
 describe("generated content", () => {
   it("is a pure function of (key, offset): fillContent agrees with contentByte anywhere", () => {
     const offsets = [0, 1, 7, 8, 9, 65_519, 65_520, 65_521, 65_535, 65_536, 65_544, 1_000_003, 5 * 1024 ** 3 + 12_345]

@@ -58,15 +58,17 @@ describe("liveTransfersPublisher", () => {
               assert.strictEqual(first?.pid, process.pid)
               assert.strictEqual(first?.updatedAt, "1970-01-01T00:00:01.000Z")
               assert.deepStrictEqual(first?.files, [
-                { fileId: "f1", path: "Movies/big.mkv", size: 10_000, bytes: 1_000, bytesPerSecond: 0 }
+                { fileId: "f1", path: "Movies/big.mkv", size: 10_000, bytes: 1_000, bytesPerSecond: 0, connections: 0 }
               ])
 
               big.done += 500
               big.fetched += 500
+              big.connections = 3
               yield* TestClock.adjust("1 second")
               const second = yield* published
               assert.strictEqual(second?.files[0]?.bytes, 1_500)
               assert.strictEqual(second?.files[0]?.bytesPerSecond, 500, "500 bytes in the second since the last sample")
+              assert.strictEqual(second?.files[0]?.connections, 3)
               // The overall rate is the tracker's, over its own window.
               assert.isAbove(second?.bytesPerSecond ?? 0, 0)
 

@@ -24,7 +24,14 @@ const live: LiveTransfers = {
   parked: 1,
   bytesPerSecond: 2 * MiB,
   files: [
-    { fileId: "f1", path: "Movies/big.mkv", size: 40 * MiB, bytes: 10 * MiB, bytesPerSecond: 1.5 * MiB },
+    {
+      fileId: "f1",
+      path: "Movies/big.mkv",
+      size: 40 * MiB,
+      bytes: 10 * MiB,
+      bytesPerSecond: 1.5 * MiB,
+      connections: 6
+    },
     { fileId: "f2", path: "TV/e01.mkv", size: 8 * MiB, bytes: 2 * MiB, bytesPerSecond: 0 }
   ]
 }
@@ -42,7 +49,8 @@ describe("transfersStatus", () => {
         size: 40 * MiB,
         percent: 25,
         bytesPerSecond: 1.5 * MiB,
-        etaSeconds: 20
+        etaSeconds: 20,
+        connections: 6
       },
       {
         path: "TV/e01.mkv",
@@ -51,7 +59,8 @@ describe("transfersStatus", () => {
         size: 8 * MiB,
         percent: 25,
         bytesPerSecond: 0,
-        etaSeconds: null
+        etaSeconds: null,
+        connections: 0
       }
     ])
     assert.deepStrictEqual(status.totals, {
@@ -99,7 +108,7 @@ describe("transfersStatus", () => {
   it("renders a totals line and a line per file, or says that nothing runs", () => {
     assert.deepStrictEqual(renderTransfers(transfersStatus(Option.some(live), 4242, at)), [
       "transfers:       2 active, 3 done, 1 parked · 12.0 MiB/48.0 MiB 25% · 2.0 MiB/s · ETA 00:18 (dlsync pid 4242)",
-      "  Movies/big.mkv: 10.0 MiB/40.0 MiB 25% · 1.5 MiB/s · ETA 00:20",
+      "  Movies/big.mkv: 10.0 MiB/40.0 MiB 25% · 1.5 MiB/s · ETA 00:20 · 6 connections",
       "  TV/e01.mkv: 2.0 MiB/8.0 MiB 25% · 0 B/s · ETA --:--"
     ])
     const waiting: LiveTransfers = {

@@ -8,9 +8,11 @@ import { makeDirSyncer } from "../../src/transfer/dirSyncer.ts"
 import {
   fromDurable,
   planSegments,
+  releaseTail,
   type Segment,
   snapshotSegments,
   splitLargest,
+  unreceivedBytes,
   writtenBytes
 } from "../../src/transfer/segments.ts"
 import { partialPathFor } from "../../src/transfer/TransferEngine.ts"
@@ -67,6 +69,33 @@ describe("segments", () => {
             }
           }
           assert.strictEqual(writtenBytes(segments) <= size, true)
+        }
+      )
+    )
+  })
+
+  it("giving a segment's tail back keeps the cover exact, never empties a segment and loses no received byte", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1e9 }),
+        fc.array(fc.tuple(fc.nat(63), fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean())),
+        (size, steps) => {
+          const segments = planSegments(size, 4, 1)
+          for (const [i, w, giveBack] of steps) {
+            const s = segments[i % segments.length]
+            if (s === undefined) continue
+            s.pos = Math.min(s.end, s.pos + Math.floor((s.end - s.pos) * w))
+            s.recv = s.pos
+            const unreceived = unreceivedBytes(segments)
+            const tail = giveBack ? releaseTail(segments, s) : splitLargest(segments, 2)
+            assert.isTrue(covers(segments, size))
+            assert.strictEqual(unreceivedBytes(segments), unreceived)
+            for (const x of segments) assert.isAbove(x.end, x.start)
+            if (giveBack && tail !== undefined) assert.strictEqual(s.end, s.pos)
+            // The journal form of any such cover resumes to the same bytes written.
+            const resumed = fromDurable(snapshotSegments(segments), size)
+            assert.strictEqual(writtenBytes(resumed ?? []), writtenBytes(segments))
+          }
         }
       )
     )

@@ -12,6 +12,8 @@
  *   bytes it did not hold. The result is byte-identical, and no journal entry or mark is left.
  *   (Bytes in socket and read buffers at the kill are lost too; they are bounded by the
  *   buffers, and the server cannot see them apart from the kernel's.)
+ * - The same holds when the file was killed with more segments than it started with (a CDN
+ *   capping each connection made the engine open more): its journal and mark resume it.
  */
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
@@ -193,5 +195,107 @@ describe.each(SCHEMES)("resume after SIGKILL over %s", (scheme) => {
         assert.isFalse(Fs.existsSync(Path.join(root, ".dlsync/partial/f~written")), "the mark is removed")
       }).pipe(Effect.scoped),
     20_000
+  )
+})
+
+describe.each(SCHEMES)("resume after SIGKILL with a varying segment count over %s", (scheme) => {
+  // Real time: the CDN caps each response, so the engine opens more segments than it starts
+  // with; it is killed with them under way (twice), and a fresh process finishes the file.
+  it.live(
+    "a file killed with more segments than it started with resumes from the journal, then from the mark, byte-identical",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => RangeServer.start(tlsFor(scheme))),
+          (s) => Effect.promise(() => s.close())
+        )
+        const size = 12 * 1024 * KiB
+        const content = makeContent(size, 11)
+        server.files.set("f", { content, etag: '"e1"', lastModified: null })
+        server.faults.ratePerResponse = 512 * KiB
+        const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-kill-adaptive-"))
+        const maxConnections = 8
+        const job: ChildJob = {
+          url: server.link("f"),
+          root,
+          journal: Path.join(root, "journal.json"),
+          fileId: "f",
+          size,
+          options: {
+            segments: 2,
+            max_connections: maxConnections,
+            segment_threshold: 1024 * KiB,
+            durabilityBytes: BATCH,
+            durabilityMs: 60_000,
+            bufferSize: BUFFER,
+            minSplit: 256 * KiB,
+            connectionRampMs: 50,
+            connectionWindowMs: 150
+          }
+        }
+        /** Runs the job until the engine has grown past its two segments and `fraction` of the file is sent, then kills it. */
+        const killGrown = Effect.fnUntraced(function* (options: ChildJob["options"], fraction: number) {
+          const sentBefore = server.bytesSent("f")
+          server.maxPumping = 0
+          const child = run({ ...job, options: { ...job.options, ...options } })
+          while (server.maxPumping <= 2) yield* Effect.sleep("20 millis")
+          yield* Effect.promise(() => server.sentAtLeast("f", sentBefore + size * fraction))
+          child.child.kill("SIGKILL")
+          const exit = yield* Effect.promise(() => child.exited)
+          assert.strictEqual(exit.signal, "SIGKILL", exit.out)
+          yield* Effect.promise(() => server.whenIdle())
+          assert.isAtMost(server.maxPumping, maxConnections)
+          assert.isAbove(
+            markOf(root).filter((m) => m.written < m.end - m.start).length,
+            2,
+            "killed with many open segments"
+          )
+          const partial = Fs.readFileSync(Path.join(root, ".dlsync/partial/f"))
+          const journaled = segmentsOf(job.journal)
+          for (const s of journaled) {
+            assert.isTrue(
+              partial.subarray(s.start, s.start + s.durable).equals(content.subarray(s.start, s.start + s.durable)),
+              "the journal claims bad bytes"
+            )
+          }
+          return journaled
+        })
+
+        // Killed at a third, then restarted after a "reboot": the journal alone, written with
+        // many segments, tells where to continue; it grows again and is killed again.
+        const journaled = yield* killGrown({}, 1 / 3)
+        assert.isAbove(journaled.length, 2, "the journal holds more segments than the file started with")
+        const open = journaled.filter((s) => s.durable < s.end - s.start)
+        const logged = server.log.length
+        yield* killGrown({ bootId: "another-boot" }, 1 / 3)
+        const ranges = server.log.slice(logged).map((l) => l.headers.range ?? "")
+        for (const s of open) {
+          const from = `bytes=${s.start + s.durable}-`
+          assert.isTrue(
+            ranges.some((r) => r.startsWith(from)),
+            `resumes at the durable offset ${from} (${ranges.join(", ")})`
+          )
+        }
+
+        // Same boot, uncapped: it continues from the mark.
+        const marked = markOf(root).reduce((n, m) => n + m.written, 0)
+        server.faults.ratePerResponse = 0
+        const last = yield* Effect.promise(
+          () => run({ ...job, options: { ...job.options, bootId: "another-boot" } }).exited
+        )
+        assert.strictEqual(last.code, 0, last.out)
+        const result: { _tag: string; fetched: number } = JSON.parse(last.out)
+        assert.strictEqual(result._tag, "Completed")
+        assert.strictEqual(result.fetched, size - marked, "the restart fetches exactly what the mark lacks")
+        // Fetched again over both kills: what the "reboot" lost (at most two durability batches),
+        // and per connection and kill a write batch not marked, a socket read and a piece in the
+        // kernel's buffers.
+        const again = server.bytesSent("f") - size
+        assert.isAtMost(again, 2 * BATCH + 2 * maxConnections * (BUFFER + 2 * CHUNK), `fetched again: ${again} bytes`)
+        assert.isTrue(Fs.readFileSync(Path.join(root, "out.bin")).equals(content), "result differs from the remote")
+        assert.deepStrictEqual(JSON.parse(Fs.readFileSync(job.journal, "utf8")), {})
+        assert.isFalse(Fs.existsSync(Path.join(root, ".dlsync/partial/f~written")), "the mark is removed")
+      }).pipe(Effect.scoped),
+    40_000
   )
 })

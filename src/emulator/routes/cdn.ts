@@ -8,6 +8,9 @@
  *   /zip/{token}/{name}.zip         the archive of the items as they are now (no expiry)
  *   /posters/{sha256}.webp          content-addressed, immutable
  *
+ * A file response is counted while it streams (cdnDownloads.ts) and, when the CDN caps each
+ * connection, paced at that rate.
+ *
  * Faults: range_ignored answers 200 with the whole file; wrong_range_start answers 206
  * for a range starting one byte off (header and bytes agree, the start is not the one
  * asked for); link_expired answers 410 as if the link had expired.
@@ -122,7 +125,10 @@ const serveFile = async (
       response.end()
       return { kind: "raw" }
     }
-    await streamRange(response, request.fault, length, handle, start)
+    const downloads = context.cdnDownloads
+    await downloads.during(response, () =>
+      streamRange(response, request.fault, length, handle, start, downloads.ratePerConnection ?? undefined)
+    )
     return { kind: "raw" }
   } finally {
     await handle.close()
@@ -217,15 +223,16 @@ const servePoster = (context: EmulatorContext, request: RouteRequest): RouteResu
 
 const POSTER_HEADERS = { "Content-Type": "image/webp", "Cache-Control": "public, max-age=31536000, immutable" }
 
-/** Streams `length` bytes of `handle` from `start`, in large slices, under the request's fault. */
+/** Streams `length` bytes of `handle` from `start`, in large slices, under the request's fault or rate cap. */
 const streamRange = async (
   response: ServerResponse,
   fault: Fault | undefined,
   length: number,
   handle: ContentHandle,
-  start: number
+  start: number,
+  ratePerConnection: number | undefined
 ): Promise<void> => {
-  const writer = new BodyWriter(response, fault, length)
+  const writer = new BodyWriter(response, fault, length, ratePerConnection)
   for (let offset = 0; offset < length; ) {
     const size = Math.min(CDN_CHUNK_BYTES, length - offset)
     let more: boolean

@@ -198,6 +198,15 @@ export const controlRoutes = (context: EmulatorContext, control: ControlApi): Re
       control.clearRequests()
       return { kind: "empty", status: 204 }
     }),
+    route("GET", "/cdn", (request) =>
+      ok(control.cdnDownloads({ resetPeak: request.url.searchParams.get("reset_peak") === "true" }))
+    ),
+    route("PUT", "/cdn/rate-per-connection", (_, body) => {
+      const value = body.raw.bytes_per_second
+      if (value !== null && typeof value !== "number") throw new RangeError("bytes_per_second must be a number or null")
+      control.setCdnRatePerConnection(value)
+      return { kind: "empty", status: 204 }
+    }),
     route("GET", "/faults", () => ok(control.faults())),
     route("POST", "/faults", (_, body) => {
       const kind = body.raw.kind

@@ -38,6 +38,8 @@ export interface Faults {
   stallTimes: number
   /** Send body bytes at most this fast (bytes per second, over all responses); 0 = as fast as possible. */
   rate: number
+  /** Send each response's body at most this fast (a CDN capping each connection); 0 = no cap. */
+  ratePerResponse: number
   /** After this many body bytes of the next response with token T, T expires and the connection is cut (once). */
   expireTokenAfter: number | null
   /** Requests to /r/<name> redirect to this base (another origin) + /f/<name>. */
@@ -253,6 +255,7 @@ export class RangeServer {
     const expireAt = f.expireTokenAfter
     let sent = 0
     let pos = start
+    const since = Date.now()
     this.pumping++
     this.maxPumping = Math.max(this.maxPumping, this.pumping)
     let done = false
@@ -278,6 +281,13 @@ export class RangeServer {
           return
         }
         n = Math.min(n, limit - sent)
+        if (f.ratePerResponse > 0) {
+          const wait = since + ((sent + n) * 1000) / f.ratePerResponse - Date.now()
+          if (wait > 1) {
+            setTimeout(step, wait)
+            return
+          }
+        }
         if (f.rate > 0) {
           if (this.pace === null) this.pace = { since: Date.now(), bytes: 0 }
           const due = this.pace.since + ((this.pace.bytes + n) * 1000) / f.rate
@@ -324,6 +334,7 @@ export const noFaults = (): Faults => ({
   stallAfter: null,
   stallTimes: 0,
   rate: 0,
+  ratePerResponse: 0,
   expireTokenAfter: null,
   redirectBase: null,
   redirectLoop: false,

@@ -1,0 +1,148 @@
+import { assert, describe, it } from "@effect/vitest"
+import fc from "fast-check"
+import { type ConnectionInputs, decideConnections } from "../../src/transfer/decideConnections.ts"
+
+const MiB = 1024 * 1024
+
+const inputs = fc.record({
+  connections: fc.integer({ min: 1, max: 64 }),
+  rate: fc.double({ min: 0, max: 1e10, noNaN: true }),
+  before: fc.option(
+    fc.record({ connections: fc.integer({ min: 1, max: 64 }), rate: fc.double({ min: 0, max: 1e10, noNaN: true }) })
+  ),
+  free: fc.integer({ min: 0, max: 256 }),
+  remaining: fc.integer({ min: 0, max: 1e12 }),
+  minSegment: fc.integer({ min: 1, max: 64 * MiB }),
+  stepMs: fc.integer({ min: 1, max: 10_000 })
+})
+
+/**
+ * Drives the decision as the engine does, against a model link: each connection gets at most
+ * `perConnection` bytes/s and all together at most `link`. Returns the counts it went through.
+ */
+const simulate = (o: {
+  readonly start: number
+  readonly perConnection: number
+  readonly link: number
+  readonly free: number
+  readonly size: number
+}): Array<number> => {
+  let connections = o.start
+  let before: ConnectionInputs["before"] = null
+  let remaining = o.size
+  const counts = [connections]
+  for (let step = 0; step < 100 && remaining > 0; step++) {
+    const rate = Math.min(connections * o.perConnection, o.link)
+    remaining = Math.max(0, remaining - rate)
+    const d = decideConnections({
+      connections,
+      rate,
+      before,
+      free: o.free - connections,
+      remaining,
+      minSegment: 8 * MiB,
+      stepMs: 750
+    })
+    if (d._tag === "Settle") {
+      connections = d.target
+      counts.push(connections)
+      break
+    }
+    before = d._tag === "Add" ? { connections, rate } : null
+    if (d._tag === "Add") connections += d.count
+    counts.push(connections)
+  }
+  return counts
+}
+
+describe("decideConnections", () => {
+  it("never asks for more than the free permits, more than double, or pieces under minSegment", () => {
+    fc.assert(
+      fc.property(inputs, (i) => {
+        const d = decideConnections(i)
+        if (d._tag === "Add") {
+          assert.isAbove(d.count, 0)
+          assert.isAtMost(d.count, i.free)
+          assert.isAtMost(d.count, Math.max(1, i.connections))
+          assert.isAtMost((i.connections + d.count) * i.minSegment, i.remaining)
+        }
+        if (d._tag === "Settle") {
+          assert.isAtLeast(d.target, 1)
+          assert.isAtMost(d.target, Math.max(1, i.connections))
+        }
+      })
+    )
+  })
+
+  it("settles when a step did not raise the rate enough, giving the extra back when they brought nothing", () => {
+    const base = { free: 12, remaining: 2048 * MiB, minSegment: 8 * MiB, stepMs: 750 }
+    const before = { connections: 4, rate: 100 * MiB }
+    // Doubling from 4 to 8 connections of 25 MiB/s each: +100 MiB/s would be linear.
+    assert.deepStrictEqual(decideConnections({ ...base, connections: 8, rate: 200 * MiB, before }), {
+      _tag: "Add",
+      count: 8
+    })
+    assert.deepStrictEqual(decideConnections({ ...base, connections: 8, rate: 115 * MiB, before }), {
+      _tag: "Settle",
+      target: 8
+    })
+    assert.deepStrictEqual(decideConnections({ ...base, connections: 8, rate: 102 * MiB, before }), {
+      _tag: "Settle",
+      target: 4
+    })
+  })
+
+  it("holds while no permit is free or no byte came, and settles when little is left", () => {
+    const base = { connections: 4, rate: 100 * MiB, before: null, minSegment: 8 * MiB, stepMs: 750 }
+    assert.deepStrictEqual(decideConnections({ ...base, free: 0, remaining: 2048 * MiB }), { _tag: "Hold" })
+    assert.deepStrictEqual(decideConnections({ ...base, free: 8, remaining: 2048 * MiB, rate: 0 }), { _tag: "Hold" })
+    // Half a second left at 100 MiB/s, less than a step takes to judge.
+    assert.deepStrictEqual(decideConnections({ ...base, free: 8, remaining: 50 * MiB }), {
+      _tag: "Settle",
+      target: 4
+    })
+    assert.deepStrictEqual(decideConnections({ ...base, free: 8, remaining: 36 * MiB, rate: 1 * MiB }), {
+      _tag: "Settle",
+      target: 4
+    })
+    assert.deepStrictEqual(decideConnections({ ...base, free: 3, remaining: 2048 * MiB }), { _tag: "Add", count: 3 })
+  })
+
+  it("on a CDN capping each connection grows to the budget; on an uncapped link ends where it started", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 8, max: 64 }),
+        fc.integer({ min: 1, max: 100 }),
+        (start, budget, capMiB) => {
+          fc.pre(start <= budget)
+          const capped = simulate({
+            start,
+            perConnection: capMiB * MiB,
+            link: Number.POSITIVE_INFINITY,
+            free: budget,
+            size: 10_000 * capMiB * MiB
+          })
+          assert.strictEqual(capped.at(-1), budget, `capped: ${capped.join(" → ")}`)
+          // The link, not each connection, is the limit: one probe, then back.
+          const uncapped = simulate({
+            start,
+            perConnection: 1e12,
+            link: 1000 * MiB,
+            free: budget,
+            size: 100_000 * MiB
+          })
+          assert.strictEqual(uncapped.at(-1), start, `uncapped: ${uncapped.join(" → ")}`)
+          assert.isAtMost(Math.max(...uncapped), 2 * start)
+        }
+      )
+    )
+  })
+
+  it("stops where the link's own limit is reached behind a per-connection cap", () => {
+    // 25 MiB/s per connection behind a 300 MiB/s link: 4 → 8 → 16 (+100 MiB/s where 200 would be
+    // linear: still worth it) → 32 (nothing more): back to 16.
+    const counts = simulate({ start: 4, perConnection: 25 * MiB, link: 300 * MiB, free: 64, size: 1e6 * MiB })
+    assert.deepStrictEqual(counts, [4, 8, 16, 32, 16])
+  })
+})
