@@ -287,11 +287,11 @@ describe.each(SCHEMES)("resume after SIGKILL with a varying segment count over %
         const result: { _tag: string; fetched: number } = JSON.parse(last.out)
         assert.strictEqual(result._tag, "Completed")
         assert.strictEqual(result.fetched, size - marked, "the restart fetches exactly what the mark lacks")
-        // Fetched again over both kills: what the "reboot" lost (at most two durability batches),
-        // and per connection and kill a write batch not marked, a socket read and a piece in the
-        // kernel's buffers.
-        const again = server.bytesSent("f") - size
-        assert.isAtMost(again, 2 * BATCH + 2 * maxConnections * (BUFFER + 2 * CHUNK), `fetched again: ${again} bytes`)
+        // What the engine fetches again is held exactly above: from each durable offset after
+        // the "reboot", from the mark after that. The server's count of bytes sent is not
+        // bounded here: with 8 connections it includes what sat in the kernel's socket buffers
+        // at each kill, which grows with how long a loaded machine kept the process from
+        // reading (6 MB seen at a load of 7 on 2 cores), outside any process.
         assert.isTrue(Fs.readFileSync(Path.join(root, "out.bin")).equals(content), "result differs from the remote")
         assert.deepStrictEqual(JSON.parse(Fs.readFileSync(job.journal, "utf8")), {})
         assert.isFalse(Fs.existsSync(Path.join(root, ".dlsync/partial/f~written")), "the mark is removed")
