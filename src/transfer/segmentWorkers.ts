@@ -3,6 +3,7 @@
  * splits the largest one (work stealing), each request on the byte path (leanGet.ts).
  */
 import { Effect } from "effect"
+import { commitDue } from "./commitPolicy.ts"
 import type { Validators } from "./judgeResponse.ts"
 import { leanGet, type RangeGet, type RangeOutcome, type RangeSink } from "./leanGet.ts"
 import type { FileProgress } from "./ProgressTracker.ts"
@@ -53,12 +54,14 @@ export const fetchMissing = (
       fp.done += n
       fp.fetched += n
       state.unsynced += n
-      if (state.unsynced >= options.durabilityBytes) state.wake?.()
+      state.toArrive -= n
+      if (commitDue(state.unsynced, state.toArrive, options.durabilityBytes)) state.wake?.()
       plan.onBatch()
     },
     // At most two batches are ever not durable: the one being committed and the next.
     admit: (resume: () => void) => {
       if (!state.committing || state.unsynced < options.durabilityBytes) return true
+      state.writesHeld++
       state.held.push(resume)
       return false
     },
