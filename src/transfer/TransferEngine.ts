@@ -354,6 +354,7 @@ const attempt = Effect.fnUntraced(function* (
   }
   const segments = state.segments
 
+  let arrivedAt: number | undefined
   if (!allWritten(segments)) {
     state.toArrive = request.size - writtenBytes(segments)
     const link = yield* linkFor(deps, request.fileId)
@@ -367,6 +368,7 @@ const attempt = Effect.fnUntraced(function* (
       onBatch: () => mark?.update()
     })
     const result = yield* Effect.result(work)
+    arrivedAt = yield* Clock.currentTimeMillis
     if (committer !== undefined) yield* Fiber.interrupt(committer)
     if (mark !== undefined) yield* Effect.promise(() => mark.close())
     if (result._tag === "Failure") {
@@ -389,11 +391,15 @@ const attempt = Effect.fnUntraced(function* (
   yield* io("futimes", () => fs.setMtime(file.fd, request.remoteMtime))
   const fsyncStarted = yield* Clock.currentTimeMillis
   yield* io("fsync", () => fs.fsync(file.fd))
+  const durableAt = yield* Clock.currentTimeMillis
   yield* Effect.logDebug("transfer durable").pipe(
     Effect.annotateLogs({
-      // What the download left for the final fsync, and how long the writes waited for commits.
+      // What the download left for the final fsync, how long the file took to be durable
+      // after its last byte (a commit in flight, then the fsync), and how often the writes
+      // waited for a commit.
       unsyncedBytes: state.unsynced,
-      fsyncMillis: (yield* Clock.currentTimeMillis) - fsyncStarted,
+      fsyncMillis: durableAt - fsyncStarted,
+      afterLastByteMillis: durableAt - (arrivedAt ?? fsyncStarted),
       writesHeld: state.writesHeld
     })
   )
