@@ -18,7 +18,7 @@
  * prints the runner's own output.
  * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike; each figure
  * is the median of the rounds with min–max, and each ratio is computed pair by pair within
- * a round. Data lives under /tmp/dlsync-bench (generated once, reused). See bench/README.md.
+ * a round. Data lives under /tmp/dlsync-bench (generated once, reused; `DLSYNC_BENCH_DIR` moves it). See bench/README.md.
  * `--only memory` (also part of a full run, last) is bench/memory.ts: the daemon's RSS.
  */
 import * as ChildProcess from "node:child_process"
@@ -67,7 +67,8 @@ const HTTPS = args.http !== true
 const SCHEME = HTTPS ? "https" : "http"
 /** What many debrid CDNs allow each connection (nginx limit_rate, bytes per second). */
 const CAPPED_RATE = "25m"
-const DIR = "/tmp/dlsync-bench"
+/** Where the data and every run's files live; DLSYNC_BENCH_DIR keeps two benchmarks on one machine apart. */
+const DIR = process.env.DLSYNC_BENCH_DIR ?? "/tmp/dlsync-bench"
 const WWW = Path.join(DIR, "www")
 /** `<emulator tag>/<file id>` → the file in www: what nginx serves at each emulator's link paths. */
 const IDS = Path.join(DIR, "ids")

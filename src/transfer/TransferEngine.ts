@@ -9,7 +9,8 @@
  *                       │            │   └ N adapts to the rate (decideConnections.ts), each
  *                       │            │     worker holding a permit of the host's budget
  *                       │            │                                       journal.remove
- *                       │            │ committer: fdatasync ─► journal.save
+ *                       │            │ committer: fdatasync ─► journal.save, beside the
+ *                       │            │   writers (per batch, then halving in the last one)
  *                       │            ▼
  *                       │         fault ─► link: fresh link · restart: from zero
  *                       │                  transient: backoff · no-space: pause · fatal: park
@@ -25,6 +26,8 @@
  *   expects there), followed by an fsync of its folder.
  * - A journal record's durable bytes were fdatasynced before the record was saved, and at
  *   most two durability batches are ever written but not durable (writes wait otherwise).
+ *   The flushes overlap the download, the last batch's too (commitPolicy.ts): the finalize's
+ *   fsync finds little left to write.
  *   What was written beyond that survives a killed process, not a reboot: the written mark
  *   (writtenMark.ts) lets a restart in the same boot continue from it.
  * - Bytes of two versions are never combined: every response is checked against the
@@ -355,7 +358,9 @@ const attempt = Effect.fnUntraced(function* (
   }
   const segments = state.segments
 
+  let arrivedAt: number | undefined
   if (!allWritten(segments)) {
+    state.toArrive = request.size - writtenBytes(segments)
     const link = yield* linkFor(deps, request.fileId)
     const committer = small ? undefined : yield* Effect.forkScoped(commitLoop(deps, target, state, file.fd))
     const mark = small || options.bootId === null ? undefined : yield* markWriter(deps, target, state)
@@ -367,6 +372,7 @@ const attempt = Effect.fnUntraced(function* (
       onBatch: () => mark?.update()
     })
     const result = yield* Effect.result(work)
+    arrivedAt = yield* Clock.currentTimeMillis
     if (committer !== undefined) yield* Fiber.interrupt(committer)
     if (mark !== undefined) yield* Effect.promise(() => mark.close())
     if (result._tag === "Failure") {
@@ -387,7 +393,21 @@ const attempt = Effect.fnUntraced(function* (
     return yield* fault("restart", `partial file has ${actual} bytes, expected ${request.size}`)
   }
   yield* io("futimes", () => fs.setMtime(file.fd, request.remoteMtime))
+  const fsyncStarted = yield* Clock.currentTimeMillis
   yield* io("fsync", () => fs.fsync(file.fd))
+  const durableAt = yield* Clock.currentTimeMillis
+  yield* Effect.logDebug("transfer durable").pipe(
+    Effect.annotateLogs({
+      // What the download left for the final fsync, how long the file took to be durable
+      // after its last byte (a commit in flight, then the fsync), and how often the writes
+      // waited for a commit.
+      unsyncedBytes: state.unsynced,
+      fsyncMillis: durableAt - fsyncStarted,
+      afterLastByteMillis: durableAt - (arrivedAt ?? fsyncStarted),
+      writesHeld: state.writesHeld
+    })
+  )
+  state.unsynced = 0
   file.open = false
   yield* io("close", () => fs.close(file.fd))
   const landed = yield* Effect.result(land(request.root, partialAbs, request.path, request.replace))

@@ -14,7 +14,10 @@ import { currentBootId } from "./writtenMark.ts"
  * plus the engineering constants below.
  */
 export interface TransferOptions extends TransfersSettings {
-  /** Durability batch: fsync + journal commit after this many written bytes… */
+  /**
+   * Durability batch: fsync + journal commit after this many written bytes (within a file's
+   * last batch, in halving pieces as it arrives: commitPolicy.ts)…
+   */
   readonly durabilityBytes: number
   /** …or this long after the first unsynced byte, whichever comes first. */
   readonly durabilityMs: number

@@ -1,26 +1,30 @@
 /**
  * Durability for one transfer: a committer that batches fdatasync + journal save (by bytes
- * written or time elapsed), and the written mark kept current after each write batch.
+ * written, see commitPolicy.ts, or time elapsed), and the written mark kept current after
+ * each write batch. The committer runs beside the segment writers, so the data is flushed
+ * while it downloads; writes wait for it only when a whole batch more is written while it
+ * flushes (segmentWorkers.ts `admit`).
  */
 import * as NodePath from "node:path"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
+import { commitDue } from "./commitPolicy.ts"
 import { record } from "./resumeRecords.ts"
 import { snapshotSegments } from "./segments.ts"
 import { faultFromError, type TransferFault } from "./TransferFault.ts"
 import { type Deps, type FileState, io, type PartialFile } from "./transferState.ts"
 import { encodeMark, markPathFor, openMarkWriter } from "./writtenMark.ts"
 
-/** Batches durability: wakes on `durabilityBytes` written or `durabilityMs` elapsed, then commits. */
+/** Batches durability: wakes when a flush is due (commitPolicy.ts) or `durabilityMs` elapsed, then commits. */
 export const commitLoop = (deps: Deps, file: PartialFile, state: FileState, fd: number): Effect.Effect<void, never> =>
   Effect.forever(
     Effect.suspend(() =>
-      state.unsynced >= deps.options.durabilityBytes
+      commitDue(state.unsynced, state.toArrive, deps.options.durabilityBytes)
         ? Effect.void
         : Effect.raceFirst(Effect.sleep(deps.options.durabilityMs), bytesWritten(state))
     ).pipe(Effect.andThen(Effect.ignore(commit(deps, file, state, fd))))
   )
 
-/** Completes when the writes wake the committer (`unsynced` crossed the batch size). */
+/** Completes when the writes wake the committer (a flush became due). */
 const bytesWritten = (state: FileState): Effect.Effect<void> =>
   Effect.callback<void>((resume) => {
     state.wake = () => {
@@ -43,18 +47,28 @@ export const commit = (
     Effect.gen(function* () {
       if (state.unsynced === 0 || state.segments === null) return
       const snapshot = snapshotSegments(state.segments)
+      const bytes = state.unsynced
       state.unsynced = 0
       state.committing = true
       if (!state.partialDirSynced) {
         yield* io("fsync dir", () => deps.fs.fsyncDir(NodePath.dirname(file.partialAbs)))
         state.partialDirSynced = true
       }
+      const started = yield* Clock.currentTimeMillis
       yield* Effect.callback<void, TransferFault>((resume) => {
         deps.fs.fdatasync(fd, (e) => resume(e === null ? Effect.void : Effect.fail(faultFromError(e, "fdatasync"))))
       })
+      const synced = yield* Clock.currentTimeMillis
       state.durable = snapshot
       yield* deps.journal.save(record(file, state))
       state.journaled = true
+      yield* Effect.logDebug("durability batch committed").pipe(
+        Effect.annotateLogs({
+          bytes,
+          fdatasyncMillis: synced - started,
+          journalMillis: (yield* Clock.currentTimeMillis) - synced
+        })
+      )
     }).pipe(Effect.ensuring(Effect.sync(() => releaseHeld(state))))
   )
 

@@ -24,6 +24,8 @@ export const loadState = Effect.fnUntraced(function* (deps: Deps, file: PartialF
     lastError: null,
     journaled: Option.isSome(loaded),
     unsynced: 0,
+    toArrive: 0,
+    writesHeld: 0,
     partialDirSynced: false,
     wake: null,
     committing: false,

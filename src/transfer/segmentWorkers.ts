@@ -16,6 +16,7 @@
  *                                             probe again after 4, 8 … 32 steps
  */
 import { Clock, Deferred, Effect, Exit } from "effect"
+import { commitDue } from "./commitPolicy.ts"
 import { type ConnectionSample, decideConnections } from "./decideConnections.ts"
 import type { Validators } from "./judgeResponse.ts"
 import { leanGet, type RangeGet, type RangeOutcome, type RangeSink } from "./leanGet.ts"
@@ -62,12 +63,14 @@ export const fetchMissing = (
       fp.done += n
       fp.fetched += n
       state.unsynced += n
-      if (state.unsynced >= options.durabilityBytes) state.wake?.()
+      state.toArrive -= n
+      if (commitDue(state.unsynced, state.toArrive, options.durabilityBytes)) state.wake?.()
       plan.onBatch()
     },
     // At most two batches are ever not durable: the one being committed and the next.
     admit: (resume: () => void) => {
       if (!state.committing || state.unsynced < options.durabilityBytes) return true
+      state.writesHeld++
       state.held.push(resume)
       return false
     },

@@ -58,8 +58,12 @@ export interface FileState {
   journaled: boolean
   /** Bytes written since the last fdatasync. */
   unsynced: number
+  /** Bytes of the file not yet written in this attempt (the committer's near-end flushes). */
+  toArrive: number
+  /** Times writes waited for a commit (durability backpressure), for the debug log. */
+  writesHeld: number
   partialDirSynced: boolean
-  /** Wakes the committer when `unsynced` crosses the batch size. */
+  /** Wakes the committer when a flush is due (commitPolicy.ts). */
   wake: (() => void) | null
   /** A commit (fdatasync + journal save) is running. */
   committing: boolean

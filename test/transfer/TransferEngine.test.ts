@@ -18,6 +18,7 @@ import { makeContent, RangeServer } from "./support/rangeServer.ts"
 import { localhostTls, SCHEMES, tlsFor, trustTestCertificates } from "./support/testTls.ts"
 
 const KiB = 1024
+const MiB = 1024 * KiB
 
 /** The service's 429 on the link request, as the link layer hands it over. */
 const rateLimited = (fileId: string, retryAfterMillis: number) =>
@@ -308,6 +309,34 @@ describe.each(SCHEMES)("TransferEngine over %s", (scheme) => {
           record.segments.map((s) => s.durable),
           [32 * KiB]
         )
+        yield* Fiber.interrupt(fiber)
+      })
+    )
+  )
+
+  it.effect("within the last batch, written bytes are committed as they arrive, without the batch or the timer", () =>
+    withServer(256 * KiB, (server, content) =>
+      Effect.gen(function* () {
+        // The batch (1 MiB) is larger than the file and the timer never fires (TestClock):
+        // only the near-end flushes (commitPolicy.ts) commit. 160 KiB arrive, then nothing.
+        server.faults.stallAfter = 160 * KiB
+        server.faults.stallTimes = 1
+        const committed = yield* Deferred.make<TransferRecord>()
+        const records = new (class extends Map<string, TransferRecord> {
+          override set(key: string, value: TransferRecord) {
+            Deferred.doneUnsafe(committed, Exit.succeed(value))
+            return super.set(key, value)
+          }
+        })()
+        const h = makeHarness({
+          link: () => server.link("a"),
+          records,
+          options: { segment_threshold: 1e9, durabilityBytes: MiB, durabilityMs: 60_000, idleTimeoutMs: 60_000 }
+        })
+        const fiber = yield* Effect.forkChild(h.download(h.request("a", content.length)))
+        const record = yield* Deferred.await(committed)
+        // Due once the unsynced bytes reach what is still to come (128 KiB of 256).
+        assert.isAtLeast(record.segments[0]?.durable ?? 0, 128 * KiB)
         yield* Fiber.interrupt(fiber)
       })
     )
