@@ -29,15 +29,9 @@ import { allowedHosts, hostCheck } from "./HostCheck.ts"
 import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "./ListenAddress.ts"
 import { listenFailure } from "./listenFailure.ts"
 import { Metrics, PROMETHEUS_CONTENT_TYPE } from "./Metrics.ts"
+import { NodeHttp } from "./nodeHttp.ts"
 import { Readiness } from "./Readiness.ts"
 import { StatusSource } from "./StatusSource.ts"
-
-/**
- * node:http as a CommonJS module: imported as an ES module, Node evaluates every export,
- * its lazy WebSocket, CloseEvent and MessageEvent included, which load Node's own copy of
- * undici (≈ 14 MB of an idle daemon's RSS, for classes dlsync never uses).
- */
-const Http = process.getBuiltinModule("node:http")
 
 export interface HealthServerOptions {
   readonly listen: ListenSetting
@@ -98,7 +92,7 @@ export const boundedHttpServer = (
   )
 
 const createBoundedServer = () => {
-  const server = Http.createServer({
+  const server = NodeHttp.createServer({
     headersTimeout: HEADERS_TIMEOUT_MS,
     requestTimeout: 30_000,
     keepAliveTimeout: 5_000,
