@@ -1,7 +1,7 @@
 /**
  * The indexing benchmark (issue 4 §7):
  *
- *   node bench/index.ts [--runs 3] [--sizes 10000,100000] [--node-flags "…"] [--node-flags-b "…"]
+ *   node bench/index.ts [--runs 3] [--sizes 10000,100000] [--node-flags="…"] [--node-flags-b="…"]
  *
  * The worker (bench/indexWorker.ts) is bundled first with scripts/build.ts, as the CLI
  * ships, into a temporary directory (never the repo) whose node_modules links to the

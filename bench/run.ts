@@ -5,7 +5,7 @@
  *
  *   node bench/run.ts [--runs 5] [--only big|capped|small|resume|memory] [--http]
  *                     [--size-mib 2048] [--small 2000] [--profile DIR] [--split-links] [--verbose]
- *                     [--dlsync-node-flags "--max-opt=2"] [--dir /tmp/dlsync-bench]
+ *                     [--dlsync-node-flags=--max-opt=2] [--dir /tmp/dlsync-bench]
  *
  * The big and capped rows time whole processes from outside (wall, user+system CPU, peak
  * RSS): dlsync as installed by `npm ci` (bin/dlsync.js beside the bundle) running
