@@ -5,7 +5,7 @@
  *
  *   node bench/run.ts [--runs 5] [--only big|capped|small|resume|memory] [--http]
  *                     [--size-mib 2048] [--small 2000] [--profile DIR] [--split-links] [--verbose]
- *                     [--dlsync-node-flags=--max-opt=2] [--dir /tmp/dlsync-bench]
+ *                     [--dlsync-node-flags=--max-opt=2] [--dlsync-env=NAME=VALUE] [--dir /tmp/dlsync-bench]
  *
  * The big and capped rows time whole processes from outside (wall, user+system CPU, peak
  * RSS): dlsync as installed by `npm ci` (bin/dlsync.js beside the bundle) running
@@ -18,7 +18,9 @@
  * `--split-links` asks for every link first and reports that phase apart; `--verbose`
  * prints the runner's own output. `--dlsync-node-flags FLAGS` (big and capped) adds a row of
  * the same dlsync process given these Node flags (after the launcher's own, so they win),
- * run in the same rounds, and its wall and CPU ratios to the plain row, pair by pair.
+ * run in the same rounds, and its wall and CPU ratios to the plain row, pair by pair;
+ * `--dlsync-env NAME=VALUE` (e.g. a glibc malloc setting, which the launcher then keeps) does
+ * the same with a variable in that row's environment.
  * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike; each figure
  * is the median of the rounds with min–max, and each ratio is computed pair by pair within
  * a round. Data lives under /tmp/dlsync-bench (generated once, reused; `--dir` for another,
@@ -62,6 +64,7 @@ const { values: args } = parseArgs({
     "split-links": { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     "dlsync-node-flags": { type: "string" },
+    "dlsync-env": { type: "string" },
     dir: { type: "string", default: "/tmp/dlsync-bench" }
   }
 })
@@ -84,6 +87,12 @@ const NODE = process.execPath
 const RUNNER = Path.join(DIR, "runner", "dlsyncRun.mjs")
 /** `--dlsync-node-flags`: Node flags for an extra dlsync row (none: no such row). */
 const NODE_FLAGS = (args["dlsync-node-flags"] ?? "").split(" ").filter((f) => f !== "")
+/** `--dlsync-env`: one variable for that row (none: no such row unless there are flags). */
+const EXTRA_ENV: Record<string, string> =
+  args["dlsync-env"] === undefined
+    ? {}
+    : { [args["dlsync-env"].split("=")[0] ?? ""]: args["dlsync-env"].split("=").slice(1).join("=") }
+const FLAGGED = NODE_FLAGS.length > 0 || args["dlsync-env"] !== undefined
 const SECTIONS = ["big", "capped", "small", "resume", "memory"]
 
 const main = async () => {
@@ -181,17 +190,17 @@ const RCLONE_PINNED = "rclone 4 streams && sync FILE, taskset -c 0"
 /** support/socketFloor.ts: what a bare Node 24 process pays for the bytes alone. */
 const NODE_FLOOR = "Node floor: 1 socket, onread, fdatasync (diag.)"
 /** The row of `--dlsync-node-flags`. */
-const DLSYNC_FLAGGED = `${DLSYNC}, node ${NODE_FLAGS.join(" ")}`
+const DLSYNC_FLAGGED = `${DLSYNC}, ${[...NODE_FLAGS, ...Object.entries(EXTRA_ENV).map(([k, v]) => `${k}=${v}`)].join(" ")}`
 
 /** The plain dlsync row, and the flagged one beside it when `--dlsync-node-flags` asks for it. */
 const dlsyncRows = (w: Whole): Record<string, () => Measured> => ({
   [DLSYNC]: () => dlsyncOnce(w),
-  ...(NODE_FLAGS.length === 0 ? {} : { [DLSYNC_FLAGGED]: () => dlsyncOnce(w, [], NODE_FLAGS) })
+  ...(FLAGGED ? { [DLSYNC_FLAGGED]: () => dlsyncOnce(w, [], NODE_FLAGS, EXTRA_ENV) } : {})
 })
 
 /** Information rows: the flagged dlsync against the plain one, pair by pair (none without flags). */
 const flaggedGoals = (ratio: ReturnType<typeof pairRatio>) =>
-  NODE_FLAGS.length === 0
+  !FLAGGED
     ? []
     : [
         goal(`${DLSYNC_FLAGGED} wall / ${DLSYNC}`, ratio(DLSYNC_FLAGGED, DLSYNC, wall), undefined),
@@ -328,9 +337,14 @@ const goalTable = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
  * `dlsync run --once` of the installed CLI, a fresh state and an empty root, timed from
  * outside as a whole: configured as a user would (environment), trusting the benchmark's
  * certificate through NODE_EXTRA_CA_CERTS; `prefix` runs it under e.g. taskset, `nodeFlags`
- * are given to node before the launcher.
+ * are given to node before the launcher, `extraEnv` added to its environment.
  */
-const dlsyncOnce = (w: Whole, prefix: ReadonlyArray<string> = [], nodeFlags: ReadonlyArray<string> = []): Measured => {
+const dlsyncOnce = (
+  w: Whole,
+  prefix: ReadonlyArray<string> = [],
+  nodeFlags: ReadonlyArray<string> = [],
+  extraEnv: Record<string, string> = {}
+): Measured => {
   const [command = NODE, ...rest] = [...prefix, NODE, ...nodeFlags, w.cli, "run", "--once"]
   return measure(which(command) ?? command, rest, {
     PATH: process.env.PATH ?? "",
@@ -343,7 +357,8 @@ const dlsyncOnce = (w: Whole, prefix: ReadonlyArray<string> = [], nodeFlags: Rea
     DLSYNC_MIRROR_ROOT: OUT,
     DLSYNC_MIRROR_STATE_DIR: STATE,
     DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
-    DLSYNC_LOG_LEVEL: args.verbose === true ? "info" : "warn"
+    DLSYNC_LOG_LEVEL: args.verbose === true ? "info" : "warn",
+    ...extraEnv
   })
 }
 
