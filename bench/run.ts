@@ -5,7 +5,8 @@
  *
  *   node bench/run.ts [--runs 5] [--only big|capped|small|resume|memory] [--http]
  *                     [--size-mib 2048] [--small 2000] [--profile DIR] [--split-links] [--verbose]
- *                     [--dlsync-node-flags=--max-opt=2] [--dlsync-env=NAME=VALUE] [--dir /tmp/dlsync-bench]
+ *                     [--dlsync-node-flags=--max-opt=2] [--dlsync-env=NAME=VALUE] [--rows REGEX]
+ *                     [--dir /tmp/dlsync-bench]
  *
  * The big and capped rows time whole processes from outside (wall, user+system CPU, peak
  * RSS): dlsync as installed by `npm ci` (bin/dlsync.js beside the bundle) running
@@ -20,7 +21,9 @@
  * the same dlsync process given these Node flags (after the launcher's own, so they win),
  * run in the same rounds, and its wall and CPU ratios to the plain row, pair by pair;
  * `--dlsync-env NAME=VALUE` (e.g. a glibc malloc setting, which the launcher then keeps) does
- * the same with a variable in that row's environment.
+ * the same with a variable in that row's environment. `--rows REGEX` runs only the rows whose
+ * names match (e.g. `--rows dlsync` for more rounds of an A/B in the same time; the goal
+ * rows that need a row left out then mean nothing).
  * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike; each figure
  * is the median of the rounds with min–max, and each ratio is computed pair by pair within
  * a round. Data lives under /tmp/dlsync-bench (generated once, reused; `--dir` for another,
@@ -65,6 +68,7 @@ const { values: args } = parseArgs({
     verbose: { type: "boolean", default: false },
     "dlsync-node-flags": { type: "string" },
     "dlsync-env": { type: "string" },
+    rows: { type: "string" },
     dir: { type: "string", default: "/tmp/dlsync-bench" }
   }
 })
@@ -556,8 +560,9 @@ const resume = async (ctx: Ctx) => {
 /** Runs every tool once per round, in the same order each round; returns measurements per tool. */
 const rounds = (tools: Record<string, () => Measured>, check: () => void): Record<string, Array<Measured>> => {
   const out: Record<string, Array<Measured>> = {}
+  const wanted = Object.entries(tools).filter(([name]) => args.rows === undefined || new RegExp(args.rows).test(name))
   for (let round = 0; round < RUNS; round++) {
-    for (const [name, run] of Object.entries(tools)) {
+    for (const [name, run] of wanted) {
       cleanOut()
       syncDisks()
       const m = run()

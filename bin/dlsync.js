@@ -22,10 +22,10 @@ const major = Number(process.versions.node.split(".")[0])
  *   (99 → 116 → 110 without it, 96 → 96 → 104 with it and the next setting).
  * - --max-opt=2: V8 optimises up to Maglev, never with TurboFan, whose compiler code and
  *   output cost an idle daemon ≈ 5 MB (84.5 → 79.5 MB). No CPU cost measured where dlsync
- *   spends it: 1 GiB over https, whole process, CPU with it / without 0.93 (0.66–1.14),
- *   3 rounds (bench/run.ts --dlsync-node-flags); indexing 100,000 items, CPU 0.97
- *   (0.89–1.22), 6 pairs (bench/index.ts --node-flags-b). The last of flags given wins, so
- *   `node --max-opt=999 bin/dlsync.js` runs with TurboFan.
+ *   spends it: 1 GiB over https, whole process, CPU with TurboFan / without 1.08, 0.94 and
+ *   1.02 in three runs of 3, 5 and 10 pairs (bench/run.ts --dlsync-node-flags, bench/README);
+ *   indexing 100,000 items, without / with 0.97 (0.89–1.22), 6 pairs (bench/index.ts
+ *   --node-flags-b). The last of flags given wins: `node --max-opt=999 bin/dlsync.js` has it.
  * - MALLOC_ARENA_MAX=2: glibc otherwise gives each thread (V8's compilers, libuv's pool) an
  *   arena of its own that keeps what it freed (17 MB in one after the requests).
  * - MALLOC_MMAP_THRESHOLD_=32768: glibc maps blocks of 32 KiB and more on their own and
