@@ -1,7 +1,7 @@
 /**
  * The indexing benchmark (issue 4 §7):
  *
- *   node bench/index.ts [--runs 3] [--sizes 10000,100000]
+ *   node bench/index.ts [--runs 3] [--sizes 10000,100000] [--node-flags="…"] [--node-flags-b="…"]
  *
  * The worker (bench/indexWorker.ts) is bundled first with scripts/build.ts, as the CLI
  * ships, into a temporary directory (never the repo) whose node_modules links to the
@@ -13,7 +13,10 @@
  * largest and smallest size. DLSYNC_BENCH_MEMORY=1 adds the highest heap, external and
  * young-generation sizes seen while indexing (and, with --node-flags=--expose-gc, the heap
  * after a full GC, to tell garbage from a leak). --node-flags passes flags to the workers
- * only (V8 tuning experiments, e.g. --node-flags="--max-semi-space-size=2").
+ * only (V8 tuning experiments, e.g. --node-flags="--max-semi-space-size=2"). --node-flags-b
+ * compares two sets on a shared machine: each run is then a pair, a worker with --node-flags
+ * and one with --node-flags-b, alternated against the same emulator, and the table has a row
+ * for each set and the B/A ratio of index CPU, pair by pair.
  */
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
@@ -27,9 +30,17 @@ const { values: args } = parseArgs({
   options: {
     runs: { type: "string", default: "3" },
     sizes: { type: "string", default: "10000,100000" },
-    "node-flags": { type: "string", default: "" }
+    "node-flags": { type: "string", default: "" },
+    "node-flags-b": { type: "string" }
   }
 })
+
+const flagsOf = (value: string | undefined): ReadonlyArray<string> => (value ?? "").split(" ").filter((f) => f !== "")
+/** The flag sets a run goes through: A alone, or A then B. */
+const FLAG_SETS: ReadonlyArray<ReadonlyArray<string>> =
+  args["node-flags-b"] === undefined
+    ? [flagsOf(args["node-flags"])]
+    : [flagsOf(args["node-flags"]), flagsOf(args["node-flags-b"])]
 
 const ROOT = Path.resolve(import.meta.dirname, "..")
 const CLI = Path.join(ROOT, "bin/dlsync.js")
@@ -38,13 +49,29 @@ async function main(): Promise<void> {
   const runs = Number(args.runs)
   const sizes = (args.sizes ?? "").split(",").map(Number)
   const worker = await bundleWorker()
-  const rows: Array<{ size: number; results: Array<IndexRun> }> = []
+  const rows: Array<Row> = []
   try {
-    for (const size of sizes) rows.push({ size, results: await runSize(worker, size, runs) })
+    for (const size of sizes) rows.push(...(await runSize(worker, size, runs)))
   } finally {
     Fs.rmSync(Path.dirname(worker), { recursive: true, force: true })
   }
-  printTable(rows)
+  printTable(rows.filter((r) => r.set === 0))
+  if (FLAG_SETS.length > 1) {
+    console.log(`\nB: --node-flags-b "${FLAG_SETS[1]?.join(" ")}" (A: --node-flags "${FLAG_SETS[0]?.join(" ")}")`)
+    printTable(rows.filter((r) => r.set === 1))
+    for (const size of sizes) {
+      const [a, b] = [0, 1].map((set) => rows.find((r) => r.size === size && r.set === set)?.results ?? [])
+      const ratios = (b ?? []).map((r, i) => r.indexCpuMs / (a?.[i]?.indexCpuMs ?? r.indexCpuMs))
+      console.log(`${size} items: index CPU B / A, pair by pair: ${spread(ratios, 3)}`)
+    }
+  }
+}
+
+interface Row {
+  readonly size: number
+  /** Index in FLAG_SETS. */
+  readonly set: number
+  readonly results: ReadonlyArray<IndexRun>
 }
 
 /** Bundles the worker into a fresh temporary directory; returns the bundle's path. */
@@ -53,26 +80,28 @@ function bundleWorker(): Promise<string> {
   return bundleRunner(Path.join(import.meta.dirname, "indexWorker.ts"), dir)
 }
 
-async function runSize(worker: string, size: number, runs: number): Promise<Array<IndexRun>> {
+async function runSize(worker: string, size: number, runs: number): Promise<Array<Row>> {
   const emulator = await startEmulatorProcess(size)
-  const results: Array<IndexRun> = []
+  const results = FLAG_SETS.map((): Array<IndexRun> => [])
   try {
     for (let run = 0; run < runs; run++) {
-      const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-bench-index-"))
-      try {
-        results.push(runWorker(worker, emulator.base, emulator.token, state))
-      } finally {
-        Fs.rmSync(state, { recursive: true, force: true })
+      for (const [set, flags] of FLAG_SETS.entries()) {
+        const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-bench-index-"))
+        try {
+          results[set]?.push(runWorker(worker, flags, emulator.base, emulator.token, state))
+        } finally {
+          Fs.rmSync(state, { recursive: true, force: true })
+        }
+        const memory = results[set]?.at(-1)?.memory
+        process.stderr.write(
+          `  ${size} items: run ${run + 1}/${runs}${FLAG_SETS.length > 1 ? ` ${"AB"[set]}` : ""} done${memory === undefined ? "" : ` ${JSON.stringify(memory)}`}\n`
+        )
       }
-      const memory = results.at(-1)?.memory
-      process.stderr.write(
-        `  ${size} items: run ${run + 1}/${runs} done${memory === undefined ? "" : ` ${JSON.stringify(memory)}`}\n`
-      )
     }
   } finally {
     emulator.child.kill("SIGTERM")
   }
-  return results
+  return results.map((r, set) => ({ size, set, results: r }))
 }
 
 const startEmulatorProcess = (files: number) =>
@@ -94,8 +123,13 @@ const startEmulatorProcess = (files: number) =>
     child.on("exit", (code) => reject(new Error(`emulator exited with ${code}`)))
   })
 
-const runWorker = (worker: string, base: string, token: string, state: string): IndexRun => {
-  const flags = (args["node-flags"] ?? "").split(" ").filter((f) => f !== "")
+const runWorker = (
+  worker: string,
+  flags: ReadonlyArray<string>,
+  base: string,
+  token: string,
+  state: string
+): IndexRun => {
   const out = ChildProcess.execFileSync(
     process.execPath,
     [...flags, worker, "--base", base, "--token", token, "--state", state],
@@ -113,7 +147,7 @@ const median = (xs: ReadonlyArray<number>): number => {
 const spread = (xs: ReadonlyArray<number>, digits = 0): string =>
   `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`
 
-function printTable(rows: ReadonlyArray<{ size: number; results: ReadonlyArray<IndexRun> }>): void {
+function printTable(rows: ReadonlyArray<Row>): void {
   const header = [
     "items",
     "pages",

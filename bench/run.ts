@@ -5,6 +5,8 @@
  *
  *   node bench/run.ts [--runs 5] [--only big|capped|small|resume|memory] [--http]
  *                     [--size-mib 2048] [--small 2000] [--profile DIR] [--split-links] [--verbose]
+ *                     [--dlsync-node-flags=--max-opt=2] [--dlsync-env=NAME=VALUE] [--rows REGEX]
+ *                     [--dir /tmp/dlsync-bench]
  *
  * The big and capped rows time whole processes from outside (wall, user+system CPU, peak
  * RSS): dlsync as installed by `npm ci` (bin/dlsync.js beside the bundle) running
@@ -15,10 +17,17 @@
  * compare with a plain-Node floor, and the resume row kills the runner at 50 %.
  * Diagnostics (runner rows): `--profile DIR` writes a V8 CPU profile per run into DIR;
  * `--split-links` asks for every link first and reports that phase apart; `--verbose`
- * prints the runner's own output.
+ * prints the runner's own output. `--dlsync-node-flags FLAGS` (big and capped) adds a row of
+ * the same dlsync process given these Node flags (after the launcher's own, so they win),
+ * run in the same rounds, and its wall and CPU ratios to the plain row, pair by pair;
+ * `--dlsync-env NAME=VALUE` (e.g. a glibc malloc setting, which the launcher then keeps) does
+ * the same with a variable in that row's environment. `--rows REGEX` runs only the rows whose
+ * names match (e.g. `--rows dlsync` for more rounds of an A/B in the same time; the goal
+ * rows that need a row left out then mean nothing).
  * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike; each figure
  * is the median of the rounds with min–max, and each ratio is computed pair by pair within
- * a round. Data lives under /tmp/dlsync-bench (generated once, reused; `DLSYNC_BENCH_DIR` moves it). See bench/README.md.
+ * a round. Data lives under /tmp/dlsync-bench (generated once, reused; `--dir` for another,
+ * e.g. for two runs at once on one machine). See bench/README.md.
  * `--only memory` (also part of a full run, last) is bench/memory.ts: the daemon's RSS.
  */
 import * as ChildProcess from "node:child_process"
@@ -56,7 +65,11 @@ const { values: args } = parseArgs({
     small: { type: "string", default: "2000" },
     profile: { type: "string" },
     "split-links": { type: "boolean", default: false },
-    verbose: { type: "boolean", default: false }
+    verbose: { type: "boolean", default: false },
+    "dlsync-node-flags": { type: "string" },
+    "dlsync-env": { type: "string" },
+    rows: { type: "string" },
+    dir: { type: "string", default: "/tmp/dlsync-bench" }
   }
 })
 const RUNS = Math.max(1, Number(args.runs))
@@ -67,8 +80,7 @@ const HTTPS = args.http !== true
 const SCHEME = HTTPS ? "https" : "http"
 /** What many debrid CDNs allow each connection (nginx limit_rate, bytes per second). */
 const CAPPED_RATE = "25m"
-/** Where the data and every run's files live; DLSYNC_BENCH_DIR keeps two benchmarks on one machine apart. */
-const DIR = process.env.DLSYNC_BENCH_DIR ?? "/tmp/dlsync-bench"
+const DIR = Path.resolve(args.dir)
 const WWW = Path.join(DIR, "www")
 /** `<emulator tag>/<file id>` → the file in www: what nginx serves at each emulator's link paths. */
 const IDS = Path.join(DIR, "ids")
@@ -77,6 +89,14 @@ const STATE = Path.join(DIR, "state")
 const NODE = process.execPath
 /** dlsync's runner, bundled as the CLI ships (bundleRunner in support/tools.ts), once per bench run. */
 const RUNNER = Path.join(DIR, "runner", "dlsyncRun.mjs")
+/** `--dlsync-node-flags`: Node flags for an extra dlsync row (none: no such row). */
+const NODE_FLAGS = (args["dlsync-node-flags"] ?? "").split(" ").filter((f) => f !== "")
+/** `--dlsync-env`: one variable for that row (none: no such row unless there are flags). */
+const EXTRA_ENV: Record<string, string> =
+  args["dlsync-env"] === undefined
+    ? {}
+    : { [args["dlsync-env"].split("=")[0] ?? ""]: args["dlsync-env"].split("=").slice(1).join("=") }
+const FLAGGED = NODE_FLAGS.length > 0 || args["dlsync-env"] !== undefined
 const SECTIONS = ["big", "capped", "small", "resume", "memory"]
 
 const main = async () => {
@@ -173,10 +193,27 @@ const DLSYNC_PINNED = "dlsync run --once, taskset -c 0"
 const RCLONE_PINNED = "rclone 4 streams && sync FILE, taskset -c 0"
 /** support/socketFloor.ts: what a bare Node 24 process pays for the bytes alone. */
 const NODE_FLOOR = "Node floor: 1 socket, onread, fdatasync (diag.)"
+/** The row of `--dlsync-node-flags`. */
+const DLSYNC_FLAGGED = `${DLSYNC}, ${[...NODE_FLAGS, ...Object.entries(EXTRA_ENV).map(([k, v]) => `${k}=${v}`)].join(" ")}`
+
+/** The plain dlsync row, and the flagged one beside it when `--dlsync-node-flags` asks for it. */
+const dlsyncRows = (w: Whole): Record<string, () => Measured> => ({
+  [DLSYNC]: () => dlsyncOnce(w),
+  ...(FLAGGED ? { [DLSYNC_FLAGGED]: () => dlsyncOnce(w, [], NODE_FLAGS, EXTRA_ENV) } : {})
+})
+
+/** Information rows: the flagged dlsync against the plain one, pair by pair (none without flags). */
+const flaggedGoals = (ratio: ReturnType<typeof pairRatio>) =>
+  !FLAGGED
+    ? []
+    : [
+        goal(`${DLSYNC_FLAGGED} wall / ${DLSYNC}`, ratio(DLSYNC_FLAGGED, DLSYNC, wall), undefined),
+        goal(`${DLSYNC_FLAGGED} CPU s / ${DLSYNC}`, ratio(DLSYNC_FLAGGED, DLSYNC, cpu), undefined)
+      ]
 
 const big = (w: Whole) => {
   const tools: Record<string, () => Measured> = {
-    [DLSYNC]: () => dlsyncOnce(w),
+    ...dlsyncRows(w),
     [RCLONE_DURABLE]: () => durable(rclone4(w)),
     "rclone 4 streams (page cache)": () => peer(rclone4(w)),
     "curl -o && sync FILE": () => durable(curl(w)),
@@ -222,7 +259,8 @@ const big = (w: Whole) => {
       undefined,
       "the disk's floor"
     ),
-    goal(`${DLSYNC} CPU s / ${NODE_FLOOR}`, ratio(DLSYNC, NODE_FLOOR, cpu), undefined, "Node's floor")
+    goal(`${DLSYNC} CPU s / ${NODE_FLOOR}`, ratio(DLSYNC, NODE_FLOOR, cpu), undefined, "Node's floor"),
+    ...flaggedGoals(ratio)
   ])
   console.log("")
 }
@@ -234,7 +272,7 @@ const big_capped_rclone = "rclone 4 streams && sync FILE"
 
 const capped = (w: Whole) => {
   const tools: Record<string, () => Measured> = {
-    [DLSYNC]: () => dlsyncOnce(w),
+    ...dlsyncRows(w),
     [big_capped_aria]: () => durable(aria2c(w, 16)),
     [big_capped_rclone]: () => durable(rclone4(w))
   }
@@ -247,7 +285,8 @@ const capped = (w: Whole) => {
   console.log(`\nGoals (issue 20), capped CDN: ratios pair by pair within a round, median (min–max)`)
   goalTable([
     goal(`${DLSYNC} wall / ${big_capped_aria}`, ratio(DLSYNC, big_capped_aria, wall), 1.1),
-    goal(`${DLSYNC} wall / ${big_capped_rclone}`, ratio(DLSYNC, big_capped_rclone, wall), 0.3)
+    goal(`${DLSYNC} wall / ${big_capped_rclone}`, ratio(DLSYNC, big_capped_rclone, wall), 0.3),
+    ...flaggedGoals(ratio)
   ])
   console.log("")
 }
@@ -301,10 +340,16 @@ const goalTable = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
 /**
  * `dlsync run --once` of the installed CLI, a fresh state and an empty root, timed from
  * outside as a whole: configured as a user would (environment), trusting the benchmark's
- * certificate through NODE_EXTRA_CA_CERTS; `prefix` runs it under e.g. taskset.
+ * certificate through NODE_EXTRA_CA_CERTS; `prefix` runs it under e.g. taskset, `nodeFlags`
+ * are given to node before the launcher, `extraEnv` added to its environment.
  */
-const dlsyncOnce = (w: Whole, prefix: ReadonlyArray<string> = []): Measured => {
-  const [command = NODE, ...rest] = [...prefix, NODE, w.cli, "run", "--once"]
+const dlsyncOnce = (
+  w: Whole,
+  prefix: ReadonlyArray<string> = [],
+  nodeFlags: ReadonlyArray<string> = [],
+  extraEnv: Record<string, string> = {}
+): Measured => {
+  const [command = NODE, ...rest] = [...prefix, NODE, ...nodeFlags, w.cli, "run", "--once"]
   return measure(which(command) ?? command, rest, {
     PATH: process.env.PATH ?? "",
     HOME: DIR,
@@ -316,7 +361,8 @@ const dlsyncOnce = (w: Whole, prefix: ReadonlyArray<string> = []): Measured => {
     DLSYNC_MIRROR_ROOT: OUT,
     DLSYNC_MIRROR_STATE_DIR: STATE,
     DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
-    DLSYNC_LOG_LEVEL: args.verbose === true ? "info" : "warn"
+    DLSYNC_LOG_LEVEL: args.verbose === true ? "info" : "warn",
+    ...extraEnv
   })
 }
 
@@ -514,8 +560,9 @@ const resume = async (ctx: Ctx) => {
 /** Runs every tool once per round, in the same order each round; returns measurements per tool. */
 const rounds = (tools: Record<string, () => Measured>, check: () => void): Record<string, Array<Measured>> => {
   const out: Record<string, Array<Measured>> = {}
+  const wanted = Object.entries(tools).filter(([name]) => args.rows === undefined || new RegExp(args.rows).test(name))
   for (let round = 0; round < RUNS; round++) {
-    for (const [name, run] of Object.entries(tools)) {
+    for (const [name, run] of wanted) {
       cleanOut()
       syncDisks()
       const m = run()

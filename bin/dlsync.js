@@ -20,6 +20,12 @@ const major = Number(process.versions.node.split(".")[0])
  *   second, RSS grew 250 → 372 MB in a minute with the default and stayed at 228–230 with it.
  * - --optimize-for-size: V8 grows its old generation by less and gives it back sooner
  *   (99 → 116 → 110 without it, 96 → 96 → 104 with it and the next setting).
+ * - --max-opt=2: V8 optimises up to Maglev, never with TurboFan, whose compiler code and
+ *   output cost an idle daemon ≈ 5 MB (84.5 → 79.5 MB). No CPU cost measured where dlsync
+ *   spends it: 1 GiB over https, whole process, CPU with TurboFan / without 1.08, 0.94 and
+ *   1.02 in three runs of 3, 5 and 10 pairs (bench/run.ts --dlsync-node-flags, bench/README);
+ *   indexing 100,000 items, without / with 0.97 (0.89–1.22), 6 pairs (bench/index.ts
+ *   --node-flags-b). The last of flags given wins: `node --max-opt=999 bin/dlsync.js` has it.
  * - MALLOC_ARENA_MAX=2: glibc otherwise gives each thread (V8's compilers, libuv's pool) an
  *   arena of its own that keeps what it freed (17 MB in one after the requests).
  * - MALLOC_MMAP_THRESHOLD_=32768: glibc maps blocks of 32 KiB and more on their own and
@@ -30,7 +36,7 @@ const major = Number(process.versions.node.split(".")[0])
  * Both are glibc's; musl (the container image) ignores them. Flags or variables already given
  * are kept as they are.
  */
-const V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size"]
+const V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=2"]
 const MALLOC_ARENA_MAX = "2"
 const MALLOC_MMAP_THRESHOLD_ = "32768"
 

@@ -7,13 +7,9 @@
  * Indexers (and Prowlarr's proxied links) often answer a torrent link with a redirect to a
  * magnet link: that becomes a `Magnet` source. Redirects are followed by hand (at most
  * MAX_REDIRECTS); the whole fetch is bounded by FETCH_TIMEOUT and MAX_TORRENT_BYTES.
- *
- * undici's `request` is imported when a URL is first fetched: the package's entry loads all
- * of undici (≈ 11 MB of RSS, see api/undiciAgent.ts), and the apps rarely send a torrent's
- * URL (Sonarr and Radarr fetch the file themselves and upload it), so the daemon should not
- * hold it from the start.
  */
 import { Duration, Effect } from "effect"
+import { Agent, request } from "../api/undiciAgent.ts"
 import type { IntakeSource } from "../intake/Intake.ts"
 
 export const MAX_TORRENT_BYTES = 16 * 1024 * 1024
@@ -36,11 +32,27 @@ export const fetchTorrentUrl = (url: string): Effect.Effect<IntakeSource, string
 
 class FetchProblem extends Error {}
 
+/** One pool for the fetch and its redirects, closed after it: fetches are rare. */
 const fetchFollowing = async (first: string, signal: AbortSignal): Promise<IntakeSource> => {
-  const { request } = await import("undici")
+  const agent = new Agent()
+  try {
+    return await fetchWith(agent, first, signal)
+  } finally {
+    agent.destroy().catch(() => undefined)
+  }
+}
+
+const fetchWith = async (agent: Agent, first: string, signal: AbortSignal): Promise<IntakeSource> => {
   let url = first
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    const response = await request(url, { method: "GET", signal, headers: { accept: "application/x-bittorrent, */*" } })
+    const target = new URL(url)
+    const response = await request(agent, {
+      origin: target.origin,
+      path: target.pathname + target.search,
+      method: "GET",
+      signal,
+      headers: { accept: "application/x-bittorrent, */*" }
+    })
     const location = response.headers.location
     if (response.statusCode >= 300 && response.statusCode < 400 && typeof location === "string") {
       await response.body.dump()

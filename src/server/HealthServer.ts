@@ -29,7 +29,7 @@ import { allowedHosts, hostCheck } from "./HostCheck.ts"
 import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "./ListenAddress.ts"
 import { listenFailure } from "./listenFailure.ts"
 import { Metrics, PROMETHEUS_CONTENT_TYPE } from "./Metrics.ts"
-import { Http } from "./nodeHttp.ts"
+import { NodeHttp } from "./nodeHttp.ts"
 import { Readiness } from "./Readiness.ts"
 import { StatusSource } from "./StatusSource.ts"
 
@@ -92,7 +92,7 @@ export const boundedHttpServer = (
   )
 
 const createBoundedServer = () => {
-  const server = Http.createServer({
+  const server = NodeHttp.createServer({
     headersTimeout: HEADERS_TIMEOUT_MS,
     requestTimeout: 30_000,
     keepAliveTimeout: 5_000,

@@ -1,7 +1,8 @@
 /**
- * node:http as a CommonJS module, for every server dlsync runs. Imported as an ES module,
- * Node evaluates every export, its lazy WebSocket, CloseEvent and MessageEvent included,
- * which load Node's own copy of undici (≈ 14 MB of an idle daemon's RSS, for classes
- * dlsync never uses). test/cli/build.test.ts holds the daemon's code to it.
+ * node:http, taken as a CommonJS module. Imported as an ES module (`import … from
+ * "node:http"`), Node evaluates every export for the module's namespace, its lazy WebSocket,
+ * CloseEvent and MessageEvent included, which load Node's own copy of undici: ≈ 2.5 MB of
+ * an idle daemon's RSS (bench/memory.ts) for classes dlsync never uses. Type-only imports of
+ * node:http cost nothing; test/cli/build.test.ts checks that the daemon has none other.
  */
-export const Http = process.getBuiltinModule("node:http")
+export const NodeHttp = process.getBuiltinModule("node:http")

@@ -42,7 +42,7 @@ import { webhookKeys } from "../domain/WebhookSecret.ts"
 import { PollRequests } from "../events/PollRequests.ts"
 import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "../server/ListenAddress.ts"
 import { listenFailure } from "../server/listenFailure.ts"
-import { Http } from "../server/nodeHttp.ts"
+import { NodeHttp } from "../server/nodeHttp.ts"
 import { Database } from "../store/Database.ts"
 import { makeWebhookDeliveryTable } from "../store/webhookDeliveryTable.ts"
 import { TOLERANCE_SECONDS, verifyDelivery } from "./verifyDelivery.ts"
@@ -227,7 +227,7 @@ const reply = (status: number, reason: string, headers: Readonly<Record<string, 
   HttpServerResponse.text(`${reason}\n`, { status, headers: { "cache-control": "no-store", ...headers } })
 
 const boundedServer = (bodyTimeoutMs: number) => {
-  const server = Http.createServer({
+  const server = NodeHttp.createServer({
     headersTimeout: HEADERS_TIMEOUT_MS,
     // A backstop behind the body timeout, which answers 408 itself.
     requestTimeout: HEADERS_TIMEOUT_MS + bodyTimeoutMs + 5_000,

@@ -102,7 +102,7 @@ describe("scripts/build.ts bundle", () => {
       assert.notMatch(code, new RegExp(`^// .*${module}`, "m"), `run loads ${module}`)
     }
     assert.match(code, /^\/\/ src\/engine\/Daemon\.ts$/m)
-    // Imported as an ES module, node:http loads Node's own undici (src/server/HealthServer.ts).
+    // Imported as an ES module, node:http loads Node's own undici (src/server/nodeHttp.ts).
     assert.notMatch(code, /from "node:http"/)
   })
 })

@@ -56,18 +56,28 @@ describe("bin/dlsync.js", () => {
     assert.strictEqual(whoRuns(), "sources")
   })
 
-  it("runs it with a small young generation and glibc's malloc set for a daemon, in the launcher's own process", () => {
+  it("runs it with a small young generation, no TurboFan and glibc's malloc set for a daemon, in the launcher's own process", () => {
     write(
       "dist/dlsync.mjs",
       "console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ }))\n",
       2_000
     )
     const ran = JSON.parse(whoRuns())
-    assert.includeMembers(ran.execArgv, ["--max-semi-space-size=1", "--optimize-for-size"])
+    assert.includeMembers(ran.execArgv, ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=2"])
     assert.strictEqual(ran.arenas, "2")
     assert.strictEqual(ran.mmapThreshold, "32768")
     // execve, not a child: the process this test started (a supervisor's) is the one that runs.
     assert.strictEqual(ran.ppid, process.pid)
+  })
+
+  it("lets a Node flag given to it win over its own (given after them)", () => {
+    write("dist/dlsync.mjs", "console.log(JSON.stringify(process.execArgv))\n", 2_000)
+    const execArgv = JSON.parse(
+      execFileSync(process.execPath, ["--max-opt=4", Path.join(tree, "bin", "dlsync.js")], { encoding: "utf8" })
+    )
+    // V8 reads its flags in order: the last one given is in force (bench/run.ts's
+    // --dlsync-node-flags=--max-opt=999 measures dlsync with TurboFan so).
+    assert.isAbove(execArgv.lastIndexOf("--max-opt=4"), execArgv.indexOf("--max-opt=2"))
   })
 
   it("runs the bundle where no sources ship (the container image)", () => {
