@@ -52,6 +52,9 @@ const SETTLE_MS = 15_000
 interface Rss {
   readonly rssMB: number
   readonly hwmMB: number
+  /** Of the RSS: the process's own memory (heaps, stacks) and pages of files (the node binary's code). */
+  readonly anonMB: number
+  readonly fileMB: number
 }
 
 /** The process's resident set now and its peak so far, from outside. */
@@ -59,7 +62,12 @@ const rssOf = (pid: number): Rss => {
   const status = Fs.readFileSync(`/proc/${pid}/status`, "utf8")
   const kb = (key: string) =>
     Number(/^(\w+):\s+(\d+)/m.exec(status.split("\n").find((l) => l.startsWith(key)) ?? "")?.[2])
-  return { rssMB: kb("VmRSS:") / 1024, hwmMB: kb("VmHWM:") / 1024 }
+  return {
+    rssMB: kb("VmRSS:") / 1024,
+    hwmMB: kb("VmHWM:") / 1024,
+    anonMB: kb("RssAnon:") / 1024,
+    fileMB: (kb("RssFile:") + kb("RssShmem:")) / 1024
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -107,7 +115,9 @@ export const main = async () => {
   const record = (what: string, goal = "") => {
     const r = rssOf(pid)
     rows.push([what, r, goal])
-    log(`${what}: ${r.rssMB.toFixed(0)} MB (peak ${r.hwmMB.toFixed(0)})`)
+    log(
+      `${what}: ${r.rssMB.toFixed(0)} MB (peak ${r.hwmMB.toFixed(0)}; anonymous ${r.anonMB.toFixed(1)}, file pages ${r.fileMB.toFixed(1)})`
+    )
     return r
   }
   try {

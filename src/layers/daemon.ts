@@ -9,18 +9,19 @@
  *               the intake's ways in (qBittorrent and SABnzbd APIs, blackhole folder) and
  *               the *arr apps' failure reports, on one intake queue
  *                 └─► runDaemon (engine/Daemon.ts): READY=1 … STOPPING=1
+ *
+ * The webhook receiver, the intake's ways in and the *arr reports are each off unless
+ * configured, and their code is imported only when they are on (`whenOn`): an idle daemon
+ * that uses none of them does not hold their source, bytecode and libraries (chokidar).
  */
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, type Scope } from "effect"
 import { ApiObserver } from "../api/ApiHttp.ts"
-import { arrLayer } from "../arr/arrLayer.ts"
-import { blackholeLayer } from "../blackhole/Blackhole.ts"
+import { configuredApps } from "../arr/ArrApp.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { settingsFrom } from "../engine/EngineSettings.ts"
 import { statusDocument } from "../engine/statusDocument.ts"
 import { pollRequestsLayer } from "../events/PollRequests.ts"
 import { intakeLayer } from "../intake/IntakeLive.ts"
-import { qbittorrentLayer } from "../qbittorrent/QbittorrentServer.ts"
-import { SabnzbdServer } from "../sabnzbd/SabnzbdServer.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
@@ -28,7 +29,6 @@ import { StatusSource } from "../server/StatusSource.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { IntakeTables } from "../store/intakeTables.ts"
 import { Store } from "../store/Store.ts"
-import { WebhookReceiver } from "../webhooks/WebhookReceiver.ts"
 import { engineLayer } from "./engine.ts"
 
 /** The readiness check allows this much time since the last successful poll, at least. */
@@ -55,18 +55,39 @@ export const daemonLayer = (config: AppConfig) => {
   const server = HealthServer.layer({ listen: config.server.listen, allowedHosts: config.server.allowed_hosts }).pipe(
     Layer.provide(status)
   )
-  const webhooks = WebhookReceiver.layer({ listen: config.webhooks.listen, secrets: config.webhooks.secrets })
+  const webhooks = whenOn(
+    config.webhooks.listen !== "off",
+    () => import("../webhooks/WebhookReceiver.ts"),
+    ({ WebhookReceiver }) => WebhookReceiver.layer({ listen: config.webhooks.listen, secrets: config.webhooks.secrets })
+  )
   // The ways releases come in (each off unless configured), all into the one intake queue.
   const intakeSurfaces = Layer.mergeAll(
-    qbittorrentLayer(config),
-    SabnzbdServer.layer({
-      settings: config.sabnzbd,
-      root: config.mirror.root,
-      allowedHosts: config.server.allowed_hosts
-    }),
-    blackholeLayer(config.blackhole.watch),
+    whenOn(
+      config.qbittorrent !== null,
+      () => import("../qbittorrent/QbittorrentServer.ts"),
+      ({ qbittorrentLayer }) => qbittorrentLayer(config)
+    ),
+    whenOn(
+      config.sabnzbd.listen !== "off" && config.sabnzbd.apiKey._tag === "Some",
+      () => import("../sabnzbd/SabnzbdServer.ts"),
+      ({ SabnzbdServer }) =>
+        SabnzbdServer.layer({
+          settings: config.sabnzbd,
+          root: config.mirror.root,
+          allowedHosts: config.server.allowed_hosts
+        })
+    ),
+    whenOn(
+      config.blackhole.watch !== undefined,
+      () => import("../blackhole/Blackhole.ts"),
+      ({ blackholeLayer }) => blackholeLayer(config.blackhole.watch)
+    ),
     // Sonarr/Radarr told of failed releases, and the path doctor's report at start.
-    arrLayer(config)
+    whenOn(
+      configuredApps(config).length > 0,
+      () => import("../arr/arrLayer.ts"),
+      ({ arrLayer }) => arrLayer(config)
+    )
   ).pipe(Layer.provide(intakeLayer(config)))
   return Layer.mergeAll(server, webhooks, intakeSurfaces).pipe(
     Layer.provideMerge(
@@ -82,3 +103,15 @@ export const daemonLayer = (config: AppConfig) => {
     )
   )
 }
+
+/**
+ * `layer`, of a module imported as the daemon starts, if `on`; else nothing is loaded. What
+ * it provides is not needed by the rest (each is a server or a loop of its own); what it
+ * holds is released with the daemon.
+ */
+const whenOn = <M, A, E, R>(
+  on: boolean,
+  load: () => Promise<M>,
+  layer: (module: M) => Layer.Layer<A, E, R>
+): Layer.Layer<never, E, Exclude<R, Scope.Scope>> =>
+  on ? Layer.effectDiscard(Effect.flatMap(Effect.promise(load), (module) => Layer.build(layer(module)))) : Layer.empty
