@@ -30,8 +30,16 @@ export const FOLLOW_INTERVAL_MS = 4_000
 
 export type IntakeRunnerNeeds = ApiClient | IntakeTables | IntakeSettings | Store
 
-/** One round; `onFilesKnown` runs when a download's files became known (the mirror must take them). */
-export const intakeRound = Effect.fn("Intake.round")(function* (onFilesKnown: Effect.Effect<void>) {
+/**
+ * One round; `onFilesKnown` runs when a download's files became known (the mirror must take
+ * them). `followEveryMs`: how long since a download was last updated before it is looked at
+ * again — FOLLOW_INTERVAL_MS for the daemon's rounds every INTAKE_ROUND_INTERVAL, 0 for the
+ * two rounds of `run --once`, which are far apart and each must see what the service has.
+ */
+export const intakeRound = Effect.fn("Intake.round")(function* (
+  onFilesKnown: Effect.Effect<void>,
+  followEveryMs: number = FOLLOW_INTERVAL_MS
+) {
   const api = yield* ApiClient
   const tables = yield* IntakeTables
   const store = yield* Store
@@ -97,9 +105,9 @@ export const intakeRound = Effect.fn("Intake.round")(function* (onFilesKnown: Ef
   for (const record of yield* tables.live) {
     if (record.phase !== "sent" || record.completedAt !== null) continue
     if (record.files === null) {
-      // The service is asked at most every FOLLOW_INTERVAL_MS per download (a torrent may run for hours),
+      // The service is asked at most every `followEveryMs` per download (a torrent may run for hours),
       // except when it said completed (a cached torrent is at once): its files are read without a wait.
-      if (record.status !== "completed" && now - record.updatedAt < FOLLOW_INTERVAL_MS) continue
+      if (record.status !== "completed" && now - record.updatedAt < followEveryMs) continue
       const known = yield* followDownload(progress, record).pipe(
         Effect.catch((error) =>
           Effect.as(Effect.logWarning(`intake: following ${record.name}: ${error.message}`), false)
@@ -137,7 +145,7 @@ export class IntakeRunner extends Context.Service<
     Effect.map(Effect.context<IntakeRunnerNeeds>(), (context) =>
       IntakeRunner.of({
         run: (onFilesKnown) => runIntake(onFilesKnown).pipe(Effect.provide(context)),
-        round: intakeRound(Effect.void).pipe(
+        round: intakeRound(Effect.void, 0).pipe(
           Effect.catchDefect((defect) => Effect.logError("intake: round failed", defect)),
           Effect.provide(context)
         )
