@@ -128,7 +128,7 @@ export class BodyWriter {
   readonly #response: ServerResponse
   readonly #fault: Fault | undefined
   readonly #cutAt: number
-  /** The pace of the body (a slow fault, else the CDN's per-connection cap), or none. */
+  /** The pace of the body (a slow fault, else the CDN's per-connection cap unless a cut fault applies), or none. */
   readonly #rate: number | undefined
   readonly #total: number
   #sent = 0
@@ -138,7 +138,12 @@ export class BodyWriter {
   constructor(response: ServerResponse, fault: Fault | undefined, totalLength: number, ratePerConnection?: number) {
     this.#response = response
     this.#fault = fault?.kind === "reset" || fault?.kind === "truncate" || fault?.kind === "slow" ? fault : undefined
-    this.#rate = this.#fault?.kind === "slow" ? (this.#fault.bytesPerSecond ?? 65_536) : ratePerConnection
+    this.#rate =
+      this.#fault?.kind === "slow"
+        ? (this.#fault.bytesPerSecond ?? 65_536)
+        : this.#fault === undefined
+          ? ratePerConnection
+          : undefined
     this.#total = totalLength
     this.#cutAt =
       this.#fault?.kind === "slow" || this.#fault === undefined
@@ -152,9 +157,7 @@ export class BodyWriter {
 
   async write(chunk: Buffer): Promise<boolean> {
     if (this.closed) return false
-    if (this.#rate !== undefined && this.#fault?.kind !== "reset" && this.#fault?.kind !== "truncate") {
-      return this.#writeSlowly(chunk, this.#rate)
-    }
+    if (this.#rate !== undefined) return this.#writeSlowly(chunk, this.#rate)
     if (this.#sent + chunk.length >= this.#cutAt) {
       const head = chunk.subarray(0, this.#cutAt - this.#sent)
       await this.#cutAfter(head)

@@ -26,7 +26,7 @@ export class ConnectionBudget {
   /** Runs `work` holding one permit to `host`, waiting for one. */
   withConnection<A, E, R>(host: string, work: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
     const h = this.host(host)
-    return h.permits.withPermit(this.held(h, work))
+    return h.permits.withPermit(Effect.suspend(() => this.counted(h, work)))
   }
 
   /**
@@ -37,8 +37,7 @@ export class ConnectionBudget {
     const h = this.host(host)
     if (this.max - h.held <= 0) return undefined
     // Counted at once, so that several tries in a row see what the earlier ones took.
-    h.held++
-    return h.permits.withPermit(work).pipe(Effect.ensuring(Effect.sync(() => void h.held--)))
+    return this.counted(h, h.permits.withPermit(work))
   }
 
   private host(host: string): { readonly permits: Semaphore.Semaphore; held: number } {
@@ -50,10 +49,9 @@ export class ConnectionBudget {
     return h
   }
 
-  private held<A, E, R>(h: { held: number }, work: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
-    return Effect.suspend(() => {
-      h.held++
-      return work.pipe(Effect.ensuring(Effect.sync(() => void h.held--)))
-    })
+  /** Counts a permit as held from now until `work` ends. */
+  private counted<A, E, R>(h: { held: number }, work: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    h.held++
+    return work.pipe(Effect.ensuring(Effect.sync(() => void h.held--)))
   }
 }

@@ -22,7 +22,7 @@ import type { Validators } from "./judgeResponse.ts"
 import { leanGet, type RangeGet, type RangeOutcome, type RangeSink } from "./leanGet.ts"
 import type { FileProgress } from "./ProgressTracker.ts"
 import { checkValidators, ifRangeValue } from "./resumeRecords.ts"
-import { releaseTail, type Segment, splitLargest, spreadWork, unreceivedBytes } from "./segments.ts"
+import { releaseTail, type Segment, splitLargest, spreadWork, unreceived, unreceivedBytes } from "./segments.ts"
 import { fault, type TransferFault } from "./TransferFault.ts"
 import type { DownloadLink } from "./TransferLinks.ts"
 import type { Deps, FileState, PartialFile } from "./transferState.ts"
@@ -76,10 +76,9 @@ export const fetchMissing = (
     },
     onValidators: (v: Validators) => checkValidators(state, v)
   }
-  /** Workers holding a connection, and how many may stay (lowered only when giving back). */
-  const crew = { running: 0, target: Number.POSITIVE_INFINITY }
+  /** How many workers may stay (lowered only when giving back); `fp.connections` run now. */
+  let keep = Number.POSITIVE_INFINITY
   const worker = Effect.suspend(() => {
-    crew.running++
     fp.connections++
     return Effect.gen(function* () {
       let segment = next()
@@ -92,17 +91,10 @@ export const fetchMissing = (
           }
         }
         // Given back: the workers that stay take what this one leaves open.
-        if (crew.running > crew.target) return
+        if (fp.connections > keep) return
         segment = next()
       }
-    }).pipe(
-      Effect.ensuring(
-        Effect.sync(() => {
-          crew.running--
-          fp.connections--
-        })
-      )
-    )
+    }).pipe(Effect.ensuring(Effect.sync(() => void fp.connections--)))
   })
   // One request (every file under the segment threshold) runs on this fiber: no fork per file.
   if (!segmented) return deps.connections.withConnection(host, worker)
@@ -130,12 +122,15 @@ export const fetchMissing = (
         if (held === undefined) break
         yield* launch(held)
       }
+      /** Cuts the largest segments being fetched where they were received, one per worker to go. */
       const giveBack = (target: number) => {
-        crew.target = target
-        const busy = segments
-          .filter((s) => assigned.has(s) && Math.max(s.pos, s.recv) > s.start && s.end > Math.max(s.pos, s.recv))
-          .sort((a, b) => b.end - Math.max(b.pos, b.recv) - (a.end - Math.max(a.pos, a.recv)))
-        for (const s of busy.slice(0, Math.max(0, crew.running - target))) releaseTail(segments, s)
+        keep = target
+        let toGo = fp.connections - target
+        const busy = segments.filter((s) => assigned.has(s)).sort((a, b) => unreceived(b) - unreceived(a))
+        for (const s of busy) {
+          if (toGo <= 0) break
+          if (releaseTail(segments, s) !== undefined) toGo--
+        }
       }
       const adapt = Effect.gen(function* () {
         const stepMs = options.connectionRampMs + options.connectionWindowMs
@@ -150,7 +145,7 @@ export const fetchMissing = (
           const receivedFrom = received()
           yield* Effect.sleep(options.connectionWindowMs)
           const elapsed = Math.max(1, (yield* Clock.currentTimeMillis) - from)
-          const sample = { connections: crew.running, rate: ((received() - receivedFrom) * 1000) / elapsed }
+          const sample = { connections: fp.connections, rate: ((received() - receivedFrom) * 1000) / elapsed }
           const decision = decideConnections({
             ...sample,
             before,
@@ -181,7 +176,7 @@ export const fetchMissing = (
             continue
           }
           if (decision._tag === "Hold") continue
-          crew.target = Number.POSITIVE_INFINITY
+          keep = Number.POSITIVE_INFINITY
           for (let i = 0; i < decision.count; i++) {
             const held = deps.connections.tryConnection(host, worker)
             if (held === undefined) break

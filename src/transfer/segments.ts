@@ -25,6 +25,12 @@ export interface Segment {
   recv: number
 }
 
+/** First byte of `s` that no request has received yet. */
+export const receivedTo = (s: Segment): number => Math.max(s.pos, s.recv)
+
+/** Bytes of `s` that no request has received yet. */
+export const unreceived = (s: Segment): number => Math.max(0, s.end - receivedTo(s))
+
 /** How a segment is stored in the journal: `durable` counts bytes from `start`. */
 export interface DurableSegment {
   readonly start: number
@@ -53,7 +59,7 @@ export const splitLargest = (segments: Array<Segment>, minSplit: number): Segmen
   let victim: Segment | undefined
   let best = 0
   for (const s of segments) {
-    const left = s.end - Math.max(s.pos, s.recv)
+    const left = s.end - receivedTo(s)
     if (left >= Math.max(2, minSplit) && left > best) {
       victim = s
       best = left
@@ -73,7 +79,7 @@ export const splitLargest = (segments: Array<Segment>, minSplit: number): Segmen
  * parts keep at least one byte (a segment is never empty). Returns the new segment.
  */
 export const releaseTail = (segments: Array<Segment>, segment: Segment): Segment | undefined => {
-  const cut = Math.max(segment.pos, segment.recv)
+  const cut = receivedTo(segment)
   if (cut <= segment.start || cut >= segment.end) return undefined
   const tail: Segment = { start: cut, end: segment.end, pos: cut, recv: cut }
   segment.end = cut
@@ -84,7 +90,7 @@ export const releaseTail = (segments: Array<Segment>, segment: Segment): Segment
 /** Bytes no request has received yet, over all segments. */
 export const unreceivedBytes = (segments: ReadonlyArray<Segment>): number => {
   let n = 0
-  for (const s of segments) n += Math.max(0, s.end - Math.max(s.pos, s.recv))
+  for (const s of segments) n += unreceived(s)
   return n
 }
 

@@ -5,6 +5,7 @@ import { Schema } from "effect"
 import { assert, describe, it } from "vitest"
 import { contentByte, contentKey, contentSlices, fillContent } from "../../src/emulator/content.ts"
 import type { RunningEmulator } from "../../src/emulator/server.ts"
+import { waitUntil } from "../integration/harness.ts"
 import { call, emulator } from "./helpers.ts"
 import { decode, ErrorEnvelope, Single } from "./schemas.ts"
 
@@ -204,9 +205,8 @@ describe("download links", () => {
 })
 
 /** The server's side of a response ends after the client has read its last byte. */
-const streamsEnded = async (e: RunningEmulator) => {
-  while (e.control.cdnDownloads().active > 0) await new Promise((resolve) => setTimeout(resolve, 5))
-}
+const streamsEnded = (e: RunningEmulator) =>
+  waitUntil(() => e.control.cdnDownloads().active === 0, 5_000, "the CDN's responses to end")
 
 describe("a CDN capping each connection", () => {
   it("paces each file response, counts those streaming at once, and is set and read through /_control", async () => {

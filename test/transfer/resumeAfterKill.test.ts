@@ -238,7 +238,7 @@ describe.each(SCHEMES)("resume after SIGKILL with a varying segment count over %
           const sentBefore = server.bytesSent("f")
           server.maxPumping = 0
           const child = run({ ...job, options: { ...job.options, ...options } })
-          while (server.maxPumping <= 2) yield* Effect.sleep("20 millis")
+          yield* Effect.promise(() => server.pumpedAbove(2))
           yield* Effect.promise(() => server.sentAtLeast("f", sentBefore + size * fraction))
           child.child.kill("SIGKILL")
           const exit = yield* Effect.promise(() => child.exited)

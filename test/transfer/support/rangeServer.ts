@@ -139,6 +139,12 @@ export class RangeServer {
     return new Promise((resolve) => this.logWaiters.push({ count, resolve }))
   }
 
+  /** Resolves once more than `count` response bodies have been sent at once (`maxPumping`). */
+  pumpedAbove(count: number): Promise<void> {
+    if (this.maxPumping > count) return Promise.resolve()
+    return new Promise((resolve) => this.peakWaiters.push({ count, resolve }))
+  }
+
   /** Resolves when no response body is being sent (a killed client's responses have ended). */
   whenIdle(): Promise<void> {
     if (this.pumping === 0) return Promise.resolve()
@@ -149,6 +155,7 @@ export class RangeServer {
   /** The most response bodies ever sent at once. */
   maxPumping = 0
   private readonly idleWaiters: Array<() => void> = []
+  private readonly peakWaiters: Array<{ count: number; resolve: () => void }> = []
 
   /** Pacing state for `faults.rate`; reset to restart the clock. */
   pace: { since: number; bytes: number } | null = null
@@ -258,6 +265,10 @@ export class RangeServer {
     const since = Date.now()
     this.pumping++
     this.maxPumping = Math.max(this.maxPumping, this.pumping)
+    for (const w of this.peakWaiters.filter((w) => this.maxPumping > w.count)) {
+      this.peakWaiters.splice(this.peakWaiters.indexOf(w), 1)
+      w.resolve()
+    }
     let done = false
     const finish = () => {
       if (done) return
