@@ -26,6 +26,12 @@ const major = Number(process.versions.node.split(".")[0])
  *   1.02 in three runs of 3, 5 and 10 pairs (bench/run.ts --dlsync-node-flags, bench/README);
  *   indexing 100,000 items, without / with 0.97 (0.89–1.22), 6 pairs (bench/index.ts
  *   --node-flags-b). The last of flags given wins: `node --max-opt=999 bin/dlsync.js` has it.
+ * - --liftoff-only: WebAssembly (undici's HTTP parser, llhttp, used by the API client) runs
+ *   on V8's baseline compiler only. Its optimising compiler otherwise recompiles the whole
+ *   parser on a background thread at the first API request, a 19 MB spike in memory
+ *   (peak RSS of `run --once` over 2 GiB https, 4 connections: 113 → 94 MB; defaults, 3
+ *   pairs: 114–121 → 101 MB, wall 3.7–3.9 → 3.6–3.7 s, CPU 4.2–4.5 → 3.5–3.9 s), for the
+ *   few responses a sync parses.
  * - MALLOC_ARENA_MAX=2: glibc otherwise gives each thread (V8's compilers, libuv's pool) an
  *   arena of its own that keeps what it freed (17 MB in one after the requests).
  * - MALLOC_MMAP_THRESHOLD_=32768: glibc maps blocks of 32 KiB and more on their own and
@@ -36,7 +42,7 @@ const major = Number(process.versions.node.split(".")[0])
  * Both are glibc's; musl (the container image) ignores them. Flags or variables already given
  * are kept as they are.
  */
-const V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=2"]
+const V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=2", "--liftoff-only"]
 const MALLOC_ARENA_MAX = "2"
 const MALLOC_MMAP_THRESHOLD_ = "32768"
 

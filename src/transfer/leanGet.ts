@@ -6,7 +6,13 @@
  *
  *   kernel/TLS ─(read into buffer tail, Node `onread`)─► buffer A fills ─► fs.writev(fd, A, pos)
  *                                                        buffer B fills ─► waits for A's write
- *                                                        both busy ──────► socket paused
+ *                                                        both busy ──────► socket paused;
+ *                                                        TLS's last reads ► B's reserve
+ *
+ * A request holds two buffers. A buffer counts as full at its reserve (its last eighth, at
+ * most 128 KiB): when the other is still being written the socket pauses, and what TLS had
+ * already decrypted (it hands that over after the pause) lands in the reserve instead of a
+ * third buffer. Only a reserve overrun takes a third.
  *
  * It speaks the HTTP/1.1 a CDN file response needs: a status line, headers and a body
  * framed by Content-Length (read exactly, so the socket is reused), chunked (decoded in
@@ -82,6 +88,11 @@ export const leanGet = (pool: LeanPool, spec: RangeGetSpec, segment: Segment, si
 
 /** Response heads larger than this are refused; the head buffer is this size (pooled by V8's slab). */
 const HEAD_MAX = 16 * 1024
+/**
+ * A buffer's reserve, at most: after a pause, TLS hands over what it already decrypted
+ * from the last socket read (Node reads 64 KiB at a time, plus a partial 16 KiB record).
+ */
+const RESERVE_MAX = 128 * 1024
 
 type Phase = "head" | "body" | "settling" | "settled"
 
@@ -107,7 +118,7 @@ class LeanExchange implements LeanReader {
   /** The body is framed by Content-Length, so reads stop exactly at its end. */
   private lengthFramed = true
 
-  /** The buffer being filled by reads, and the one being written (at most two). */
+  /** The buffer being filled by reads, and the one being written (two, see above). */
   private cur: Buffer | null = null
   private curLen = 0
   /** The first file position of `cur`. */
@@ -123,9 +134,12 @@ class LeanExchange implements LeanReader {
   private readonly spec: RangeGetSpec
   private readonly segment: Segment
   private readonly sink: RangeSink
+  /** The bytes at the end of each buffer kept for reads that arrive after a pause. */
+  private readonly reserve: number
 
   constructor(pool: LeanPool, spec: RangeGetSpec, segment: Segment, sink: RangeSink) {
     this.pool = pool
+    this.reserve = Math.min(RESERVE_MAX, pool.bufferSize >> 3)
     this.spec = spec
     this.segment = segment
     this.sink = sink
@@ -160,6 +174,13 @@ class LeanExchange implements LeanReader {
 
   /** Where the next socket read lands (remembered, to recognize reads that landed elsewhere). */
   readTarget(): Buffer {
+    if (this.pausedForBuffers) {
+      // Node holds on to this target until its next read, whenever that comes: by then the
+      // buffer around a target in `cur` may be sealed and being written. What TLS still hands
+      // over, and the first read after resuming, land here and are copied (onCopied).
+      this.expected = null
+      return this.scratch()
+    }
     this.expected = this.target()
     return this.expected
   }
@@ -177,21 +198,37 @@ class LeanExchange implements LeanReader {
       this.curLen = 0
       this.curPos = this.recv
     }
-    // Never read past a Content-Length body: the socket stays clean for the next request.
-    const room = this.cur.length - this.curLen
+    // Reads stop at the reserve unless paused. Never past a Content-Length body: the
+    // socket stays clean for the next request.
+    const room = (this.pausedForBuffers ? this.cur.length : this.cur.length - this.reserve) - this.curLen
     const left = this.lengthFramed ? this.promisedEnd - this.recv : room
     return this.cur.subarray(this.curLen, this.curLen + Math.max(1, Math.min(room, left)))
   }
 
   /** A socket read of `n` bytes into `landed`; false pauses the socket. */
   onRead(n: number, landed: Buffer): boolean {
-    if (landed !== this.expected) {
-      // Only at the start of an exchange, into the connection's small scratch buffer.
-      const t = this.readTarget()
-      const m = Math.min(n, t.length)
-      landed.copy(t, 0, 0, m)
-      n = m
+    return landed === this.expected ? this.onLanded(n) : this.onCopied(n, landed)
+  }
+
+  /**
+   * A read into a scratch buffer: the connection's at the start of an exchange, or this
+   * exchange's while paused. Copied into the real targets, as many as it takes.
+   */
+  private onCopied(n: number, landed: Buffer): boolean {
+    let go = true
+    for (let at = 0; at < n && (this.phase === "head" || this.phase === "body"); ) {
+      const t = this.target()
+      const m = Math.min(n - at, t.length)
+      if (m <= 0) break
+      landed.copy(t, 0, at, at + m)
+      at += m
+      go = this.onLanded(m)
     }
+    return go
+  }
+
+  /** `n` bytes landed in the target. */
+  private onLanded(n: number): boolean {
     this.gotBytes = true
     this.armIdle()
     if (this.phase === "head") return this.onHead(n)
@@ -293,7 +330,7 @@ class LeanExchange implements LeanReader {
     const extra = this.headLen - (end + 4)
     this.headLen = 0
     if (extra > 0) {
-      const target = this.readTarget()
+      const target = this.target()
       // (A Content-Length body's target ends at its last byte.)
       const m = Math.min(extra, target.length)
       head.copy(target, 0, end + 4, end + 4 + m)
@@ -349,10 +386,11 @@ class LeanExchange implements LeanReader {
       this.trySettle()
       return false
     }
-    if (this.cur !== null && this.curLen >= this.cur.length) this.sealCurrent()
+    // Written at once when the other buffer is free; else it waits, unless even its reserve is full.
+    if (this.curIsFull() && (!this.otherIsBusy() || this.curLen === this.cur?.length)) this.sealCurrent()
     let go = true
-    if (this.sealed.length > 0) {
-      // A full buffer waits for its write (or for the durability gate): read nothing more.
+    if (this.buffersBusy()) {
+      // A full buffer waits for the other's write (or for the durability gate): read nothing more.
       this.pausedForBuffers = true
       go = false
     }
@@ -367,6 +405,21 @@ class LeanExchange implements LeanReader {
     }
     if (!go) this.clearIdle()
     return go
+  }
+
+  /** `cur` is filled up to its reserve. */
+  private curIsFull(): boolean {
+    return this.cur !== null && this.curLen >= this.cur.length - this.reserve
+  }
+
+  /** The buffer other than `cur` is being written, or sealed and waiting for its write. */
+  private otherIsBusy(): boolean {
+    return this.writing || this.sealed.length > 0
+  }
+
+  /** No buffer free to read into: reading waits for a write. */
+  private buffersBusy(): boolean {
+    return this.sealed.length > 0 || (this.curIsFull() && this.otherIsBusy())
   }
 
   private sealCurrent(): void {
@@ -413,7 +466,8 @@ class LeanExchange implements LeanReader {
         return this.trySettle()
       }
       if (this.sealed.length > 0) this.startWrite()
-      if (this.pausedForBuffers && this.sealed.length === 0) {
+      else if (this.curIsFull()) this.sealCurrent()
+      if (this.pausedForBuffers && !this.buffersBusy()) {
         this.pausedForBuffers = false
         this.maybeResume()
       }

@@ -21,13 +21,22 @@ export interface LeanReader {
 }
 
 const IDLE_SOCKET_MS = 15_000
+/**
+ * Free buffers are kept for the next request while transfers run (a fresh 1 MiB buffer
+ * costs 256 page faults), and let go once none has been taken for this long: a daemon
+ * should not hold every connection's buffers until its next download.
+ */
+const IDLE_BUFFERS_MS = IDLE_SOCKET_MS
 
 /** Kept-alive sockets per origin, and the read buffers reused by every request. */
 export class LeanPool {
   private readonly idle = new Map<string, Array<LeanConn>>()
   private readonly free: Array<Buffer> = []
+  private freeTimer: NodeJS.Timeout | null = null
   private closed = false
   readonly bufferSize: number
+  /** Buffers allocated so far (each `bufferSize` bytes): what the byte path cost in memory. */
+  allocated = 0
 
   constructor(bufferSize: number) {
     // A response head's trailing body bytes (up to 16 KiB) must fit in one buffer.
@@ -35,11 +44,24 @@ export class LeanPool {
   }
 
   takeBuffer(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.bufferSize)
+    const kept = this.free.pop()
+    if (kept !== undefined) return kept
+    this.allocated++
+    return Buffer.allocUnsafeSlow(this.bufferSize)
   }
 
   giveBuffer(buffer: Buffer): void {
-    if (this.free.length < 64) this.free.push(buffer)
+    if (this.free.length >= 64 || this.closed) return
+    this.free.push(buffer)
+    if (this.freeTimer === null) {
+      this.freeTimer = setTimeout(() => this.dropIdleBuffers(), IDLE_BUFFERS_MS)
+      this.freeTimer.unref()
+    } else this.freeTimer.refresh()
+  }
+
+  private dropIdleBuffers(): void {
+    this.freeTimer = null
+    this.free.length = 0
   }
 
   /** An idle socket to `url`'s origin, or a new one. */
@@ -74,6 +96,8 @@ export class LeanPool {
 
   close(): void {
     this.closed = true
+    if (this.freeTimer !== null) clearTimeout(this.freeTimer)
+    this.free.length = 0
     for (const list of this.idle.values()) for (const c of list) c.destroy()
     this.idle.clear()
   }

@@ -63,7 +63,12 @@ describe("bin/dlsync.js", () => {
       2_000
     )
     const ran = JSON.parse(whoRuns())
-    assert.includeMembers(ran.execArgv, ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=2"])
+    assert.includeMembers(ran.execArgv, [
+      "--max-semi-space-size=1",
+      "--optimize-for-size",
+      "--max-opt=2",
+      "--liftoff-only"
+    ])
     assert.strictEqual(ran.arenas, "2")
     assert.strictEqual(ran.mmapThreshold, "32768")
     // execve, not a child: the process this test started (a supervisor's) is the one that runs.

@@ -271,8 +271,9 @@ describe.each(SCHEMES)("TransferEngine over %s", (scheme) => {
   it.effect("written bytes are committed once durabilityMs has passed on the Clock, not before", () =>
     withServer(256 * KiB, (server, content) =>
       Effect.gen(function* () {
-        // 40 KiB arrive, then nothing: two 16 KiB batches are written, fewer than
-        // durabilityBytes (64 KiB), so only the committer's timer can make them durable.
+        // 40 KiB arrive, then nothing: two 16 KiB buffers are written (each filled up to its
+        // reserve, leanGet.ts, or into it: 28–32 KiB), fewer than durabilityBytes (64 KiB), so
+        // only the committer's timer can make them durable.
         server.faults.stallAfter = 40 * KiB
         server.faults.stallTimes = 1
         const written = yield* Deferred.make<void>()
@@ -283,7 +284,7 @@ describe.each(SCHEMES)("TransferEngine over %s", (scheme) => {
             nodeTransferFs.writev(fd, buffers, position, (e, n) => {
               cb(e, n)
               writtenBytes += n
-              if (writtenBytes >= 32 * KiB) Deferred.doneUnsafe(written, Exit.void)
+              if (writtenBytes >= 28 * KiB) Deferred.doneUnsafe(written, Exit.void)
             })
         }
         const committed = yield* Deferred.make<TransferRecord>()
@@ -305,10 +306,9 @@ describe.each(SCHEMES)("TransferEngine over %s", (scheme) => {
         assert.strictEqual(records.size, 0, "committed before durabilityMs")
         yield* TestClock.adjust(1)
         const record = yield* Deferred.await(committed)
-        assert.deepStrictEqual(
-          record.segments.map((s) => s.durable),
-          [32 * KiB]
-        )
+        // Everything written before the deadline (later writes may follow it).
+        const [durable] = record.segments.map((s) => s.durable)
+        assert.isTrue(durable !== undefined && durable >= 28 * KiB && durable <= writtenBytes, `durable ${durable}`)
         yield* Fiber.interrupt(fiber)
       })
     )
