@@ -74,7 +74,7 @@ describe("decideConnections", () => {
     )
   })
 
-  it("settles when a step did not raise the rate enough, giving the extra back when they brought nothing", () => {
+  it("settles when a step did not raise the rate enough, giving the added connections back", () => {
     const base = { free: 12, remaining: 2048 * MiB, minSegment: 8 * MiB, stepMs: 750 }
     const before = { connections: 4, rate: 100 * MiB }
     // Doubling from 4 to 8 connections of 25 MiB/s each: +100 MiB/s would be linear.
@@ -82,9 +82,14 @@ describe("decideConnections", () => {
       _tag: "Add",
       count: 8
     })
+    // Each added one brought 0.15 of what one brought before: not worth its memory.
     assert.deepStrictEqual(decideConnections({ ...base, connections: 8, rate: 115 * MiB, before }), {
       _tag: "Settle",
-      target: 8
+      target: 4
+    })
+    assert.deepStrictEqual(decideConnections({ ...base, connections: 8, rate: 125 * MiB, before }), {
+      _tag: "Add",
+      count: 8
     })
     assert.deepStrictEqual(decideConnections({ ...base, connections: 8, rate: 102 * MiB, before }), {
       _tag: "Settle",
