@@ -40,7 +40,11 @@ export interface TransferOptions extends TransfersSettings {
   readonly maxRateLimitWaitMs: number | null
   /** A link is not used when it expires within this margin. */
   readonly linkMarginMs: number
-  /** The read buffers, each written with one positional write (two per request at most in memory). */
+  /**
+   * The read buffers, each written with one positional write (two per request in memory).
+   * 512 KiB: against 1 MiB, 7 MB less peak RSS over 2 GiB https (8 connections), with wall
+   * and CPU alike within the noise (4 alternated pairs).
+   */
   readonly bufferSize: number
   /** A segment is split for work stealing only when this many bytes are left. */
   readonly minSplit: number
@@ -62,7 +66,8 @@ export interface TransferOptions extends TransfersSettings {
   readonly bootId: string | null
 }
 
-const MiB = 1024 * 1024
+const KiB = 1024
+const MiB = 1024 * KiB
 
 export const defaultTransferOptions: TransferOptions = {
   ...TRANSFERS_DEFAULTS,
@@ -79,7 +84,7 @@ export const defaultTransferOptions: TransferOptions = {
   maxRedirects: 5,
   maxRateLimitWaitMs: null,
   linkMarginMs: 30_000,
-  bufferSize: 1 * MiB,
+  bufferSize: 512 * KiB,
   minSplit: 8 * MiB,
   connectionRampMs: 200,
   connectionWindowMs: 400,

@@ -22,8 +22,8 @@ export interface LeanReader {
 
 const IDLE_SOCKET_MS = 15_000
 /**
- * Free buffers are kept for the next request while transfers run (a fresh 1 MiB buffer
- * costs 256 page faults), and let go once none has come back for this long: a daemon
+ * Free buffers are kept for the next request while transfers run (a fresh 512 KiB buffer
+ * costs 128 page faults), and let go once none has come back for this long: a daemon
  * should not hold every connection's buffers until its next download.
  */
 const IDLE_BUFFERS_MS = IDLE_SOCKET_MS
