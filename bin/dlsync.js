@@ -20,12 +20,16 @@ const major = Number(process.versions.node.split(".")[0])
  *   second, RSS grew 250 → 372 MB in a minute with the default and stayed at 228–230 with it.
  * - --optimize-for-size: V8 grows its old generation by less and gives it back sooner
  *   (99 → 116 → 110 without it, 96 → 96 → 104 with it and the next setting).
- * - --max-opt=2: V8 optimises up to Maglev, never with TurboFan, whose compiler code and
- *   output cost an idle daemon ≈ 5 MB (84.5 → 79.5 MB). No CPU cost measured where dlsync
- *   spends it: 1 GiB over https, whole process, CPU with TurboFan / without 1.08, 0.94 and
- *   1.02 in three runs of 3, 5 and 10 pairs (bench/run.ts --dlsync-node-flags, bench/README);
- *   indexing 100,000 items, without / with 0.97 (0.89–1.22), 6 pairs (bench/index.ts
- *   --node-flags-b). The last of flags given wins: `node --max-opt=999 bin/dlsync.js` has it.
+ * - --max-opt=1: V8 compiles hot code with Sparkplug (its baseline compiler) only, neither
+ *   TurboFan nor Maglev. TurboFan's compiler and output cost an idle daemon ≈ 5 MB (84.5 →
+ *   79.5 MB). Maglev's compile jobs allocate on the main thread's heap, and a burst of new
+ *   work (3 × 10,000 requests to the status server: 322 jobs) left it fragmented: the server
+ *   came back 13 % above idle with Maglev, 4–5 % without (2 pairs of bench/memory.ts), idle
+ *   77 MB instead of 79–80, and indexing 100,000 items peaked at 91 MB instead of 103. CPU
+ *   without / with Maglev: indexing 1.00 (0.70–1.18), 4 pairs (bench/index.ts
+ *   --node-flags-b); 2 GiB over https, whole process, 1.04 (0.99–1.07), wall 1.02, 6 pairs
+ *   (bench/run.ts --dlsync-node-flags). The last of flags given wins: `node --max-opt=999
+ *   bin/dlsync.js` has them all.
  * - --liftoff-only: WebAssembly (undici's HTTP parser, llhttp, used by the API client) runs
  *   on V8's baseline compiler only. Its optimising compiler otherwise recompiles the whole
  *   parser on a background thread at the first API request, a 19 MB spike in memory
@@ -42,7 +46,7 @@ const major = Number(process.versions.node.split(".")[0])
  * Both are glibc's; musl (the container image) ignores them. Flags or variables already given
  * are kept as they are.
  */
-const V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=2", "--liftoff-only"]
+const V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=1", "--liftoff-only"]
 const MALLOC_ARENA_MAX = "2"
 const MALLOC_MMAP_THRESHOLD_ = "32768"
 

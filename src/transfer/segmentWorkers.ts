@@ -137,7 +137,7 @@ export const fetchMissing = (
         let before: ConnectionSample | null = null
         let settledSteps = SETTLED_STEPS_FIRST
         yield* Effect.sleep(options.connectionRampMs)
-        // Bytes received, counted per socket read: writes come in whole buffers (1 MiB), too
+        // Bytes received, counted per socket read: writes come in whole buffers (512 KiB), too
         // coarse for a window of a slow file.
         const received = () => file.size - unreceivedBytes(segments)
         while (true) {
