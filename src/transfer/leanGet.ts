@@ -9,7 +9,7 @@
  *                                                        both busy ──────► socket paused;
  *                                                        TLS's last reads ► B's reserve
  *
- * A request holds two buffers. A buffer counts as full at its reserve (its last eighth, at
+ * A request holds two buffers. A buffer counts as full at its reserve (its last quarter, at
  * most 128 KiB): when the other is still being written the socket pauses, and what TLS had
  * already decrypted (it hands that over after the pause) lands in the reserve instead of a
  * third buffer. Only a reserve overrun takes a third.
@@ -90,7 +90,8 @@ export const leanGet = (pool: LeanPool, spec: RangeGetSpec, segment: Segment, si
 const HEAD_MAX = 16 * 1024
 /**
  * A buffer's reserve, at most: after a pause, TLS hands over what it already decrypted
- * from the last socket read (Node reads 64 KiB at a time, plus a partial 16 KiB record).
+ * from the last socket read (Node reads 64 KiB at a time) and a record left from the one
+ * before (up to 16 KiB): up to 80 KiB.
  */
 const RESERVE_MAX = 128 * 1024
 
@@ -139,7 +140,7 @@ class LeanExchange implements LeanReader {
 
   constructor(pool: LeanPool, spec: RangeGetSpec, segment: Segment, sink: RangeSink) {
     this.pool = pool
-    this.reserve = Math.min(RESERVE_MAX, pool.bufferSize >> 3)
+    this.reserve = Math.min(RESERVE_MAX, pool.bufferSize >> 2)
     this.spec = spec
     this.segment = segment
     this.sink = sink
