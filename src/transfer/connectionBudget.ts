@@ -30,14 +30,16 @@ export class ConnectionBudget {
   }
 
   /**
-   * Takes one permit to `host` if one is free now, else none. The returned effect runs
-   * `work` holding it; `undefined`: no permit was free.
+   * An effect that runs `work` holding one permit to `host` if one is free now; `undefined`
+   * when none is. The permit counts from the moment the effect starts: an effect that never
+   * runs (its fiber interrupted before it began) holds nothing. Several tries in a row see
+   * what the earlier ones took only if each is started before the next is asked for
+   * (segmentWorkers forks them with startImmediately).
    */
   tryConnection<A, E, R>(host: string, work: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> | undefined {
     const h = this.host(host)
     if (this.max - h.held <= 0) return undefined
-    // Counted at once, so that several tries in a row see what the earlier ones took.
-    return this.counted(h, h.permits.withPermit(work))
+    return Effect.suspend(() => this.counted(h, h.permits.withPermit(work)))
   }
 
   private host(host: string): { readonly permits: Semaphore.Semaphore; held: number } {

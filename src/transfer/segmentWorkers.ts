@@ -103,6 +103,8 @@ export const fetchMissing = (
     Effect.gen(function* () {
       const finished = yield* Deferred.make<void, TransferFault>()
       let live = 0
+      // Started at once: a worker counts its permit (and `live`) before the next try, and one
+      // whose file ends in the same tick still runs its finalizers, giving the permit back.
       const launch = (held: Effect.Effect<void, TransferFault>) => {
         live++
         return Effect.forkScoped(
@@ -112,7 +114,8 @@ export const fetchMissing = (
               if (Exit.isFailure(exit)) return Deferred.done(finished, exit)
               return live === 0 ? Deferred.succeed(finished, undefined) : Effect.void
             })
-          )
+          ),
+          { startImmediately: true }
         )
       }
       // The first worker waits for its permit; the others start only with one free now.
