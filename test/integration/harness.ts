@@ -130,6 +130,15 @@ export const cliEnv = (
 
 export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string>, deadlineMs: number): Spawned => {
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+  const started = Date.now()
+  // Which signals the test sent, and when: a deadline then tells a process that did not stop
+  // from a test that never asked it to.
+  const sent: Array<string> = []
+  const kill = child.kill.bind(child)
+  child.kill = (signal?: NodeJS.Signals | number) => {
+    sent.push(`${String(signal ?? "SIGTERM")} at +${((Date.now() - started) / 1000).toFixed(1)} s`)
+    return kill(signal)
+  }
   let stdout = ""
   let stderr = ""
   child.stdout?.on("data", (d: Buffer) => {
@@ -140,8 +149,11 @@ export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string
   })
   const exit = new Promise<CliResult>((resolve, reject) => {
     const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`dlsync ${args.join(" ")} did not finish within ${deadlineMs} ms\n${stdout}\n${stderr}`))
+      const signals = sent.length === 0 ? "no signal sent" : `sent ${sent.join(", ")}`
+      kill("SIGKILL")
+      reject(
+        new Error(`dlsync ${args.join(" ")} did not finish within ${deadlineMs} ms (${signals})\n${stdout}\n${stderr}`)
+      )
     }, deadlineMs)
     child.on("exit", (code, signal) => {
       clearTimeout(timer)

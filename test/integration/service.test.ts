@@ -240,9 +240,10 @@ function NOTIFY_TOOLS() {
   return ["systemd-notify", "systemd-socket-activate"]
 }
 
+/** A GET; an answer that does not come within 10 s counts as none (status 0), never a hang. */
 const get = async (url: string) => {
   try {
-    const response = await fetch(url)
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) })
     return { status: response.status, headers: response.headers, body: await response.text() }
   } catch {
     return { status: 0, headers: new Headers(), body: "" }
