@@ -44,6 +44,18 @@ const nextWaitOrFailure = (queue: Queue.Queue<TransferEvent>) =>
     }
   })
 
+/** A journal whose first committed record is also handed to `committed`, to await the first commit. */
+const journalWithFirstCommit = Effect.gen(function* () {
+  const committed = yield* Deferred.make<TransferRecord>()
+  const records = new (class extends Map<string, TransferRecord> {
+    override set(key: string, value: TransferRecord) {
+      Deferred.doneUnsafe(committed, Exit.succeed(value))
+      return super.set(key, value)
+    }
+  })()
+  return { records, committed }
+})
+
 const assertMirrored = (root: string, name: string, content: Buffer) => {
   const path = Path.join(root, name)
   const got = Fs.readFileSync(path)
@@ -287,13 +299,7 @@ describe.each(SCHEMES)("TransferEngine over %s", (scheme) => {
               if (writtenBytes >= 24 * KiB) Deferred.doneUnsafe(written, Exit.void)
             })
         }
-        const committed = yield* Deferred.make<TransferRecord>()
-        const records = new (class extends Map<string, TransferRecord> {
-          override set(key: string, value: TransferRecord) {
-            Deferred.doneUnsafe(committed, Exit.succeed(value))
-            return super.set(key, value)
-          }
-        })()
+        const { records, committed } = yield* journalWithFirstCommit
         const h = makeHarness({
           link: () => server.link("a"),
           fs,
@@ -321,13 +327,7 @@ describe.each(SCHEMES)("TransferEngine over %s", (scheme) => {
         // only the near-end flushes (commitPolicy.ts) commit. 160 KiB arrive, then nothing.
         server.faults.stallAfter = 160 * KiB
         server.faults.stallTimes = 1
-        const committed = yield* Deferred.make<TransferRecord>()
-        const records = new (class extends Map<string, TransferRecord> {
-          override set(key: string, value: TransferRecord) {
-            Deferred.doneUnsafe(committed, Exit.succeed(value))
-            return super.set(key, value)
-          }
-        })()
+        const { records, committed } = yield* journalWithFirstCommit
         const h = makeHarness({
           link: () => server.link("a"),
           records,
