@@ -148,19 +148,62 @@ export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string
     stderr += d.toString()
   })
   const exit = new Promise<CliResult>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      const signals = sent.length === 0 ? "no signal sent" : `sent ${sent.join(", ")}`
-      kill("SIGKILL")
-      reject(
-        new Error(`dlsync ${args.join(" ")} did not finish within ${deadlineMs} ms (${signals})\n${stdout}\n${stderr}`)
-      )
-    }, deadlineMs)
+    let exited = false
+    // A test process that was itself held up (a loaded CI machine) runs its timers before the
+    // I/O that waited meanwhile: setImmediate lets an exit already queued be seen first.
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (exited) return
+          const signals = sent.length === 0 ? "no signal sent" : `sent ${sent.join(", ")}`
+          const threads = child.pid === undefined ? "" : threadStates(child.pid)
+          kill("SIGKILL")
+          reject(
+            new Error(
+              `dlsync ${args.join(" ")} did not finish within ${deadlineMs} ms (${signals})\n${threads}\n${stdout}\n${stderr}`
+            )
+          )
+        }),
+      deadlineMs
+    )
     child.on("exit", (code, signal) => {
+      exited = true
       clearTimeout(timer)
       resolve({ code, signal, stdout, stderr })
     })
   })
   return { child, output: () => ({ stdout, stderr }), exit }
+}
+
+/**
+ * What each thread of a process that missed its deadline is doing, from /proc (Linux): its
+ * name, state (R running, S sleeping, D waiting on the disk, Z exited), the kernel function
+ * it waits in, and its kernel stack where readable. A process stuck in its exit waits in
+ * threads joined at exit (libuv's pool, V8's workers); one stuck in a pass waits elsewhere.
+ */
+const threadStates = (pid: number): string => {
+  const read = (path: string) => {
+    try {
+      return Fs.readFileSync(path, "utf8").trim()
+    } catch {
+      return "?"
+    }
+  }
+  let tids: Array<string>
+  try {
+    tids = Fs.readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return `threads of ${pid}: /proc not readable`
+  }
+  const lines = tids.map((tid) => {
+    const dir = `/proc/${pid}/task/${tid}`
+    const state = read(`${dir}/stat`)
+      .replace(/^.*\) /, "")
+      .split(" ")[0]
+    const stack = read(`${dir}/stack`).split("\n").slice(0, 4).join(" < ")
+    return `  ${tid} ${read(`${dir}/comm`)} ${state} wchan=${read(`${dir}/wchan`)} syscall=${read(`${dir}/syscall`).split(" ")[0]} ${stack}`
+  })
+  return `threads of ${pid} at the deadline:\n${lines.join("\n")}`
 }
 
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>, deadlineMs: number) =>
