@@ -7,6 +7,7 @@
 // re-runs itself on the Node 24 runtime that `npm ci` installed as a devDependency.
 import { spawn } from "node:child_process"
 import { existsSync, readdirSync, statSync } from "node:fs"
+import * as Module from "node:module"
 import { fileURLToPath } from "node:url"
 
 const major = Number(process.versions.node.split(".")[0])
@@ -82,9 +83,33 @@ if (major >= 24 && !hasV8Flags() && typeof process.execve === "function" && proc
   )
 }
 
+/**
+ * Where V8's code cache of what dlsync loads is kept (Node's compile cache): with it a start
+ * skips compiling its 3 MB of JavaScript (`run --once` with nothing to do: 0.93 → 0.80 CPU s,
+ * 10 alternated pairs). The user's own cache directory, never a shared one such as /tmp,
+ * where a planted cache file would run as dlsync: systemd's CacheDirectory=
+ * ($CACHE_DIRECTORY), else $XDG_CACHE_HOME or ~/.cache. NODE_COMPILE_CACHE, when given,
+ * is Node's own choice; NODE_DISABLE_COMPILE_CACHE=1 turns it off. An entry is keyed by
+ * the code's hash, so an update never runs a stale one.
+ */
+const compileCacheDir = (env) => {
+  if (env.CACHE_DIRECTORY) return `${env.CACHE_DIRECTORY.split(":")[0]}/compile-cache`
+  const base = env.XDG_CACHE_HOME || (env.HOME ? `${env.HOME}/.cache` : undefined)
+  return base === undefined ? undefined : `${base}/dlsync/compile-cache`
+}
+
+/** Start-up is over by then (the first pass has begun): what loads later is a little. */
+const COMPILE_CACHE_FLUSH_MS = 10_000
+
 if (major >= 24) {
+  const cacheDir = compileCacheDir(process.env)
+  if (!process.env.NODE_COMPILE_CACHE && cacheDir !== undefined) Module.enableCompileCache(cacheDir)
   const bundle = fileURLToPath(new URL("../dist/dlsync.mjs", import.meta.url))
   await import(bundleIsFresh(bundle) ? bundle : "../src/main.ts")
+  // Node holds the cache's entries in memory until it writes them out, at exit by default: a
+  // daemon writes them once its start is over and lets them go (idle RSS 78 → 76 MB, as
+  // without the cache; 3 pairs).
+  setTimeout(() => Module.flushCompileCache(), COMPILE_CACHE_FLUSH_MS).unref()
 } else {
   const bundled = fileURLToPath(new URL("../node_modules/node/bin/node", import.meta.url))
   if (!existsSync(bundled)) {

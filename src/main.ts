@@ -10,7 +10,8 @@
  * The global `--log-level` flag overrides the level. Command output (`status`, `config
  * check`, `--json`) is written with Console.log to stdout and never becomes a log line.
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect, Exit, Layer, Option, Predicate } from "effect"
 import { type CliError, Command } from "effect/cli"
 import type { ApiError } from "./api/ApiError.ts"

@@ -14,12 +14,10 @@
  */
 import { Console, Effect } from "effect"
 import { commandConfig } from "../cli/commandConfig.ts"
-import { runDaemon } from "../engine/Daemon.ts"
 import { ItemsFailed, UsageError } from "../engine/EngineError.ts"
 import { count, describeReport, MirrorPass, type PassReport } from "../engine/MirrorPass.ts"
 import { recordSignInEvent, signInState } from "../engine/statusDocument.ts"
 import { IntakeRunner } from "../intake/IntakeRunner.ts"
-import { daemonLayer } from "../layers/daemon.ts"
 import { onceLayer } from "../layers/engine.ts"
 import { Store } from "../store/Store.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
@@ -32,6 +30,11 @@ export const run = Effect.fn("run")(function* (flags: { readonly once: boolean; 
   }
   const config = yield* commandConfig
   if (flags.once) return yield* runOnce(flags.allowBigDelete).pipe(Effect.scoped, Effect.provide(onceLayer(config)))
+  // The daemon's own code (its servers, the intake's watchers) loads only for the daemon:
+  // `--once` compiles none of it (esbuild puts it in chunks of their own).
+  const [{ runDaemon }, { daemonLayer }] = yield* Effect.promise(() =>
+    Promise.all([import("../engine/Daemon.ts"), import("../layers/daemon.ts")])
+  )
   return yield* runDaemon().pipe(Effect.scoped, Effect.provide(daemonLayer(config)))
 })
 

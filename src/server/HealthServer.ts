@@ -22,7 +22,7 @@
  * CONNECTIONS_CHECK_MS). Unbounded, 10,000 idle connections held ≈ 100 MB that the process
  * never gave back (bench/memory.ts).
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { allowedHosts, hostCheck } from "./HostCheck.ts"

@@ -35,7 +35,7 @@
  * Lifetime: listens when the layer is built (after the store opens); a listen failure
  * fails the layer with WebhookReceiverError (exit 78, like `server.listen`).
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Clock, Context, Duration, Effect, Layer, Option, type Redacted, Schema, Stream } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { webhookKeys } from "../domain/WebhookSecret.ts"

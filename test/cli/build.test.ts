@@ -21,22 +21,37 @@ afterEach(() => Fs.rmSync(dir, { recursive: true, force: true }))
 
 const nonAscii = (file: string) => [...Fs.readFileSync(file, "utf8")].filter((c) => c.charCodeAt(0) > 0x7f)
 
-/** The files a run of `entry` loads up to the chunk whose name starts with `lazy`: static imports only. */
-const loadedBy = (entry: string, lazy: string): ReadonlyArray<string> => {
-  const chunk = new RegExp(`import\\("(\\./[^"]*/${lazy}-[^"]*\\.mjs)"\\)`).exec(Fs.readFileSync(entry, "utf8"))?.[1]
-  assert.isDefined(chunk, `${entry} imports no ${lazy} chunk`)
-  const loaded = new Set<string>([entry])
+/**
+ * The files a run of `entry` loads: its static imports, then for each name of `lazy` in turn
+ * the chunk of that name a loaded file imports dynamically, with its static imports.
+ */
+const loadedBy = (entry: string, lazy: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const loaded = new Set<string>()
   const visit = (file: string) => {
-    if (loaded.has(file) && file !== entry) return
+    if (loaded.has(file)) return
     loaded.add(file)
     for (const [, rel] of Fs.readFileSync(file, "utf8").matchAll(/^(?:import|export)\b[^;]*?"(\.\.?\/[^"]+)";/gms)) {
       visit(Path.resolve(Path.dirname(file), rel ?? ""))
     }
   }
   visit(entry)
-  visit(Path.resolve(Path.dirname(entry), chunk ?? ""))
+  for (const name of lazy) {
+    const dynamic = new RegExp(`import\\("(\\.\\.?/(?:[^"]*/)?${name}-[^"/]*\\.mjs)"\\)`)
+    const from = [...loaded].find((file) => dynamic.test(Fs.readFileSync(file, "utf8")))
+    assert.isDefined(from, `nothing loaded imports a ${name} chunk`)
+    const rel = dynamic.exec(Fs.readFileSync(from ?? "", "utf8"))?.[1] ?? ""
+    visit(Path.resolve(Path.dirname(from ?? ""), rel))
+  }
   return [...loaded]
 }
+
+/** The code of those files, each module marked by esbuild with its path (`// src/…`). */
+const codeLoadedBy = (entry: string, lazy: ReadonlyArray<string>): string =>
+  loadedBy(entry, lazy)
+    .map((file) => Fs.readFileSync(file, "utf8"))
+    .join("\n")
+
+const loads = (code: string, module: string) => new RegExp(`^// .*${module}`, "m").test(code)
 
 describe("scripts/build.ts bundle", () => {
   it("writes only ASCII, in the entry and its chunks, and the code means the same", async () => {
@@ -83,14 +98,12 @@ describe("scripts/build.ts bundle", () => {
     assert.deepStrictEqual(Fs.readdirSync(Path.join(dir, "dist")).sort(), ["chunks", "entry.mjs"])
   })
 
-  it("`dlsync run` loads neither the emulator, the sign-in flow, the demo nor all of undici", async () => {
+  it("`dlsync run` loads neither the emulator, the sign-in flow, the demo nor all of undici; `--once` none of the daemon's servers", async () => {
     const out = Path.join(dir, "dist", "dlsync.mjs")
     await bundle(Path.resolve(import.meta.dirname, "../../src/main.ts"), out)
-    const code = loadedBy(out, "run")
-      .map((file) => Fs.readFileSync(file, "utf8"))
-      .join("\n")
-    // esbuild marks each module's code with its path. The command line checks the emulator's
-    // --library spec (librarySpec.ts) and nothing else of it.
+    const once = codeLoadedBy(out, ["run"])
+    const daemon = codeLoadedBy(out, ["run", "Daemon", "daemon"])
+    // The command line checks the emulator's --library spec (librarySpec.ts) and nothing else of it.
     for (const module of [
       "src/emulator/(?!librarySpec\\.ts$)",
       "src/commands/demo.ts",
@@ -99,10 +112,14 @@ describe("scripts/build.ts bundle", () => {
       "node_modules/qrcode-terminal/",
       "node_modules/undici/index\\.js"
     ]) {
-      assert.notMatch(code, new RegExp(`^// .*${module}`, "m"), `run loads ${module}`)
+      assert.isFalse(loads(daemon, module), `run loads ${module}`)
     }
-    assert.match(code, /^\/\/ src\/engine\/Daemon\.ts$/m)
+    for (const module of ["src/engine/Daemon\\.ts$", "src/server/HealthServer\\.ts$", "node_modules/ws/"]) {
+      assert.isTrue(loads(daemon, module), `the daemon loads ${module}`)
+      assert.isFalse(loads(once, module), `run --once loads ${module}`)
+    }
+    assert.isTrue(loads(once, "src/engine/MirrorPass\\.ts$"))
     // Imported as an ES module, node:http loads Node's own undici (src/server/nodeHttp.ts).
-    assert.notMatch(code, /from "node:http"/)
+    assert.notMatch(daemon, /from "node:http"/)
   })
 })

@@ -85,6 +85,31 @@ describe("bin/dlsync.js", () => {
     assert.isAbove(execArgv.lastIndexOf("--max-opt=4"), execArgv.indexOf("--max-opt=1"))
   })
 
+  it("keeps V8's code cache in the user's own cache directory (systemd's CacheDirectory= first), never a shared one", () => {
+    write("dist/dlsync.mjs", 'import * as M from "node:module"; console.log(M.getCompileCacheDir() ?? "")\n', 2_000)
+    // Node keeps its entries in a subfolder per Node version and V8 flags.
+    const cacheDir = (env: Record<string, string>) =>
+      Path.dirname(
+        execFileSync(process.execPath, [Path.join(tree, "bin", "dlsync.js")], {
+          encoding: "utf8",
+          env: { PATH: process.env.PATH ?? "", ...env }
+        }).trim()
+      )
+    const home = Path.join(tree, "home")
+    assert.strictEqual(cacheDir({ HOME: home }), Path.join(home, ".cache/dlsync/compile-cache"))
+    assert.isTrue(Fs.statSync(Path.join(home, ".cache/dlsync/compile-cache")).isDirectory())
+    assert.strictEqual(
+      cacheDir({ HOME: home, XDG_CACHE_HOME: Path.join(tree, "xdg") }),
+      Path.join(tree, "xdg/dlsync/compile-cache")
+    )
+    assert.strictEqual(
+      cacheDir({ HOME: home, CACHE_DIRECTORY: Path.join(tree, "unit") }),
+      Path.join(tree, "unit/compile-cache")
+    )
+    assert.strictEqual(cacheDir({}), ".", "no home: no cache rather than /tmp")
+    assert.strictEqual(cacheDir({ HOME: home, NODE_DISABLE_COMPILE_CACHE: "1" }), ".")
+  })
+
   it("runs the bundle where no sources ship (the container image)", () => {
     write("dist/dlsync.mjs", 'console.log("bundle")\n', 2_000)
     Fs.rmSync(Path.join(tree, "src"), { recursive: true })
