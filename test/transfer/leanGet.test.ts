@@ -22,6 +22,22 @@ const slowWrites = (delayMs: number): TransferFsShape => ({
   writev: (fd, buffers, position, cb) => setTimeout(() => nodeTransferFs.writev(fd, buffers, position, cb), delayMs)
 })
 
+/** A sink on the real file system, counting what it wrote. */
+const fileSink = (fd: number, fs: TransferFsShape = nodeTransferFs) => {
+  const sink = {
+    written: 0,
+    fd,
+    fs,
+    limiter: { take: () => 0, currentLimit: () => 0 },
+    onWritten: (n: number) => {
+      sink.written += n
+    },
+    admit: () => true,
+    onValidators: () => undefined
+  } satisfies RangeSink & { written: number }
+  return sink
+}
+
 describe.each(SCHEMES)("leanGet over %s", (scheme) => {
   let dir = ""
   beforeEach(() => {
@@ -37,17 +53,7 @@ describe.each(SCHEMES)("leanGet over %s", (scheme) => {
       server.files.set("a", { content, etag: '"v1"', lastModified: "Mon, 01 Jan 2024 00:00:00 GMT" })
       const path = Path.join(dir, "a.partial")
       const fd = Fs.openSync(path, "w+")
-      let written = 0
-      const sink: RangeSink = {
-        fd,
-        fs: slowWrites(10),
-        limiter: { take: () => 0, currentLimit: () => 0 },
-        onWritten: (n) => {
-          written += n
-        },
-        admit: () => true,
-        onValidators: () => undefined
-      }
+      const sink = fileSink(fd, slowWrites(10))
       const segment = { start: 0, end: content.length, pos: 0, recv: 0 }
       const spec = {
         url: new URL(server.link("a")),
@@ -60,11 +66,53 @@ describe.each(SCHEMES)("leanGet over %s", (scheme) => {
       const outcome = await leanGet(pool, spec, segment, sink).promise
       Fs.closeSync(fd)
       assert.deepStrictEqual(outcome, { _tag: "Done" })
-      assert.strictEqual(written, content.length)
+      assert.strictEqual(sink.written, content.length)
       assert.strictEqual(segment.pos, content.length)
       assert.isTrue(Fs.readFileSync(path).equals(content), "the file differs from the served content")
       // One filling while one is written; the socket waits for the write, not a third buffer.
       assert.strictEqual(pool.allocated, 2)
+    } finally {
+      pool.close()
+      await server.close()
+    }
+  })
+
+  it("cuts a body that stops for the idle timeout, never one that keeps moving more slowly than that", async () => {
+    const server = await RangeServer.start(tlsFor(scheme))
+    const pool = new LeanPool(512 * KiB)
+    try {
+      const content = makeContent(640 * KiB)
+      server.files.set("a", { content, etag: '"v1"', lastModified: "Mon, 01 Jan 2024 00:00:00 GMT" })
+      const get = (idleTimeoutMs: number) => {
+        const fd = Fs.openSync(Path.join(dir, "a.partial"), "w+")
+        const segment = { start: 0, end: content.length, pos: 0, recv: 0 }
+        const spec = {
+          url: new URL(server.link("a")),
+          ranged: true,
+          size: content.length,
+          ifRange: null,
+          idleTimeoutMs,
+          userAgent: "dlsync-test"
+        }
+        const started = performance.now()
+        return leanGet(pool, spec, segment, fileSink(fd))
+          .promise.then(
+            (outcome) => ({ outcome, ms: performance.now() - started }),
+            (error: unknown) => ({ outcome: error, ms: performance.now() - started })
+          )
+          .finally(() => Fs.closeSync(fd))
+      }
+      // 64 KiB every 100 ms for a second: each gap is a third of the idle timeout.
+      server.faults.ratePerResponse = 640 * KiB
+      const moving = await get(300)
+      assert.deepStrictEqual(moving.outcome, { _tag: "Done" })
+      assert.isAbove(moving.ms, 800, "the body took its paced second")
+      server.faults.ratePerResponse = 0
+      server.faults.stallAfter = 64 * KiB
+      server.faults.stallTimes = 1
+      const stalled = await get(300)
+      assert.match(String(stalled.outcome), /stalled: no byte for 300 ms/)
+      assert.isAtLeast(stalled.ms, 300, "not cut before the idle timeout")
     } finally {
       pool.close()
       await server.close()
