@@ -6,7 +6,7 @@
 // it, so its time stands for theirs. On an older system Node (e.g. 20 on a fresh NAS), it
 // re-runs itself on the Node 24 runtime that `npm ci` installed as a devDependency.
 import { spawn } from "node:child_process"
-import { existsSync, readdirSync, statSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs"
 import * as Module from "node:module"
 import { fileURLToPath } from "node:url"
 
@@ -88,14 +88,34 @@ if (major >= 24 && !hasV8Flags() && typeof process.execve === "function" && proc
  * skips compiling its 3 MB of JavaScript (`run --once` with nothing to do: 0.93 → 0.80 CPU s,
  * 10 alternated pairs). The user's own cache directory, never a shared one such as /tmp,
  * where a planted cache file would run as dlsync: systemd's CacheDirectory=
- * ($CACHE_DIRECTORY), else $XDG_CACHE_HOME or ~/.cache. NODE_COMPILE_CACHE, when given,
- * is Node's own choice; NODE_DISABLE_COMPILE_CACHE=1 turns it off. An entry is keyed by
- * the code's hash, so an update never runs a stale one.
+ * ($CACHE_DIRECTORY), else $XDG_CACHE_HOME/dlsync or ~/.cache/dlsync; none when that base
+ * does not exist (a system user's HOME=/nonexistent). NODE_COMPILE_CACHE, when given, is
+ * Node's own choice; NODE_DISABLE_COMPILE_CACHE=1 turns it off. An entry is keyed by the
+ * code's hash, so an update never runs a stale one.
  */
 const compileCacheDir = (env) => {
-  if (env.CACHE_DIRECTORY) return `${env.CACHE_DIRECTORY.split(":")[0]}/compile-cache`
-  const base = env.XDG_CACHE_HOME || (env.HOME ? `${env.HOME}/.cache` : undefined)
-  return base === undefined ? undefined : `${base}/dlsync/compile-cache`
+  if (env.CACHE_DIRECTORY) return below(env.CACHE_DIRECTORY.split(":")[0], ["compile-cache"])
+  if (env.XDG_CACHE_HOME) return below(env.XDG_CACHE_HOME, ["dlsync", "compile-cache"])
+  if (env.HOME) return below(env.HOME, [".cache", "dlsync", "compile-cache"])
+  return undefined
+}
+
+/**
+ * `base`/`levels`, made one level at a time (0700) below an existing directory; undefined
+ * when one cannot be. Not `mkdir -p`: Node's loops for good on a path under /proc.
+ */
+const below = (base, levels) => {
+  try {
+    if (!statSync(base).isDirectory()) return undefined
+    let dir = base
+    for (const level of levels) {
+      dir = `${dir}/${level}`
+      if (!existsSync(dir)) mkdirSync(dir, { mode: 0o700 })
+    }
+    return statSync(dir).isDirectory() ? dir : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Start-up is over by then (the first pass has begun): what loads later is a little. */

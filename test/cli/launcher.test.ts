@@ -96,8 +96,9 @@ describe("bin/dlsync.js", () => {
         }).trim()
       )
     const home = Path.join(tree, "home")
+    for (const dir of ["home", "xdg", "unit"]) Fs.mkdirSync(Path.join(tree, dir))
     assert.strictEqual(cacheDir({ HOME: home }), Path.join(home, ".cache/dlsync/compile-cache"))
-    assert.isTrue(Fs.statSync(Path.join(home, ".cache/dlsync/compile-cache")).isDirectory())
+    assert.strictEqual(Fs.statSync(Path.join(home, ".cache/dlsync")).mode & 0o777, 0o700)
     assert.strictEqual(
       cacheDir({ HOME: home, XDG_CACHE_HOME: Path.join(tree, "xdg") }),
       Path.join(tree, "xdg/dlsync/compile-cache")
@@ -107,6 +108,14 @@ describe("bin/dlsync.js", () => {
       Path.join(tree, "unit/compile-cache")
     )
     assert.strictEqual(cacheDir({}), ".", "no home: no cache rather than /tmp")
+    assert.strictEqual(
+      cacheDir({ HOME: Path.join(tree, "nonexistent") }),
+      ".",
+      "a home that does not exist is not made"
+    )
+    assert.isFalse(Fs.existsSync(Path.join(tree, "nonexistent")))
+    // Node's own recursive mkdir never returns there.
+    assert.strictEqual(cacheDir({ HOME: "/proc/nonexistent" }), ".")
     assert.strictEqual(cacheDir({ HOME: home, NODE_DISABLE_COMPILE_CACHE: "1" }), ".")
   })
 
