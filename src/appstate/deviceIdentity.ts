@@ -10,6 +10,7 @@ import * as Path from "node:path"
 import { Effect } from "effect"
 import { readFileIfExists } from "../auth/atomicFile.ts"
 import { errnoCode } from "../fs/errno.ts"
+import { makeDirsSync } from "../fs/makeDirs.ts"
 
 export const DEVICE_ID_FILE = "device-id"
 
@@ -24,7 +25,7 @@ export const loadDeviceId = (stateDir: string): Effect.Effect<string> =>
     const file = Path.join(stateDir, DEVICE_ID_FILE)
     const existing = readFileIfExists(file)?.trim()
     if (existing !== undefined && DEVICE_ID_PATTERN.test(existing)) return existing
-    Fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+    makeDirsSync(stateDir, 0o700)
     const temp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`
     const fd = Fs.openSync(temp, Fs.constants.O_CREAT | Fs.constants.O_EXCL | Fs.constants.O_WRONLY, 0o600)
     try {

@@ -12,11 +12,12 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { errnoCode } from "../fs/errno.ts"
 import { fsyncDirSync } from "../fs/fsyncDir.ts"
+import { makeDirsSync } from "../fs/makeDirs.ts"
 
 /** Replaces `file` with `data` durably (see the invariants above). Throws on I/O failure. */
 export const writeFileAtomic = (file: string, data: string): void => {
   const dir = Path.dirname(file)
-  Fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   removeStaleTemps(file)
   const temp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 10)}`
   const fd = Fs.openSync(temp, Fs.constants.O_CREAT | Fs.constants.O_EXCL | Fs.constants.O_WRONLY, 0o600)

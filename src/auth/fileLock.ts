@@ -15,6 +15,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Duration, Effect } from "effect"
 import { describeError, errnoCode } from "../fs/errno.ts"
+import { makeDirsSync } from "../fs/makeDirs.ts"
 import { type LockHolder, otherHolderRunning, processStartTime } from "../store/lockHolder.ts"
 import { TokenStoreError } from "./AuthError.ts"
 import { readFileIfExists } from "./atomicFile.ts"
@@ -73,7 +74,7 @@ type Attempt =
   | { readonly kind: "busy"; readonly holderPid: number | undefined }
 
 const tryAcquire = (lockFile: string): Attempt => {
-  Fs.mkdirSync(Path.dirname(lockFile), { recursive: true, mode: 0o700 })
+  makeDirsSync(Path.dirname(lockFile), 0o700)
   const nonce = `${process.pid}\n${processStartTime(process.pid) ?? ""}\n${Math.random().toString(36).slice(2)}\n`
   try {
     const fd = Fs.openSync(lockFile, Fs.constants.O_CREAT | Fs.constants.O_EXCL | Fs.constants.O_WRONLY, 0o600)

@@ -26,6 +26,7 @@ import * as NodePath from "node:path"
 import { watch as chokidarWatch } from "chokidar"
 import { Cause, Clock, Duration, Effect, Layer, Queue, Schema } from "effect"
 import { describeError, errnoCode } from "../fs/errno.ts"
+import { makeDirsSync } from "../fs/makeDirs.ts"
 import { moveFileNoReplace } from "../fs/moveFileNoReplace.ts"
 import { Intake } from "../intake/Intake.ts"
 import {
@@ -85,7 +86,7 @@ export const makeBlackhole = Effect.fn("Blackhole.make")(function* (options: Bla
   const settleMs = Duration.toMillis(Duration.fromInputUnsafe(options.settle ?? SETTLE))
   yield* Effect.try({
     try: () => {
-      for (const dir of [PROCESSED_DIR, FAILED_DIR]) Fs.mkdirSync(NodePath.join(root, dir), { recursive: true })
+      for (const dir of [PROCESSED_DIR, FAILED_DIR]) makeDirsSync(NodePath.join(root, dir))
       Fs.accessSync(root, Fs.constants.R_OK | Fs.constants.W_OK)
     },
     catch: (e) =>

@@ -15,6 +15,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import BetterSqlite3 from "better-sqlite3"
 import { Context, Effect, Layer, Predicate, Schedule } from "effect"
+import { makeDirsSync } from "../fs/makeDirs.ts"
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts"
 import { SchemaTooNew, type StateDiskFull, type StoreDamaged, StoreOpenError, storeFailureOf } from "./StoreError.ts"
 
@@ -47,7 +48,7 @@ export const openDatabase = Effect.fnUntraced(function* (
     storeFailureOf(problem, stateDir) ?? new StoreOpenError({ path, problem: describe(problem) })
   const db = yield* Effect.try({
     try: () => {
-      Fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+      makeDirsSync(stateDir, 0o700)
       // An existing dir keeps its mode: tighten it, the files inside name the account's files.
       Fs.chmodSync(stateDir, 0o700)
       // Create the file 0600 before SQLite does, so it never exists with a wider mode.

@@ -11,6 +11,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Layer, Schema, type Scope } from "effect"
+import { makeDirsSync } from "../fs/makeDirs.ts"
 import { type LockHolder, otherHolderRunning, processStartTime } from "./lockHolder.ts"
 import { type StateDiskFull, StoreOpenError, storeFailureOf } from "./StoreError.ts"
 
@@ -60,7 +61,7 @@ const tryLock = (stateDir: string): Effect.Effect<string, InstanceLocked | Store
     const token = `${process.pid}\n${processStartTime(process.pid) ?? ""}\n`
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        Fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+        makeDirsSync(stateDir, 0o700)
         const fd = Fs.openSync(file, Fs.constants.O_CREAT | Fs.constants.O_EXCL | Fs.constants.O_WRONLY, 0o600)
         try {
           Fs.writeSync(fd, token)

@@ -104,6 +104,15 @@ describe("store failures", () => {
     assertOneLine(result, /^dlsync: the disk of the state dir .* is full/)
   })
 
+  it("a state dir where no folder can be made (under /proc): 78 and one line, not a hang", {
+    timeout: 60_000
+  }, async () => {
+    box = await sandbox()
+    const result = await box.run(["run", "--once"], { stateDir: "/proc/nonexistent/state", deadlineMs: 15_000 })
+    assert.strictEqual(result.code, 78, result.stderr)
+    assertOneLine(result, /^dlsync: cannot open the state database \/proc\/nonexistent\/state.*ENOENT/)
+  })
+
   it("garbage pages in the middle of state.db: 78, one line, the file kept; moved aside, dlsync re-adopts", {
     timeout: 120_000
   }, async () => {
