@@ -38,6 +38,19 @@ const fileSink = (fd: number, fs: TransferFsShape = nodeTransferFs) => {
   return sink
 }
 
+/** A GET of all of file "a" from `server`: its segment (moved on as bytes are written) and spec. */
+const wholeFile = (server: RangeServer, length: number, idleTimeoutMs: number) => ({
+  segment: { start: 0, end: length, pos: 0, recv: 0 },
+  spec: {
+    url: new URL(server.link("a")),
+    ranged: true,
+    size: length,
+    ifRange: null,
+    idleTimeoutMs,
+    userAgent: "dlsync-test"
+  }
+})
+
 describe.each(SCHEMES)("leanGet over %s", (scheme) => {
   let dir = ""
   beforeEach(() => {
@@ -54,15 +67,7 @@ describe.each(SCHEMES)("leanGet over %s", (scheme) => {
       const path = Path.join(dir, "a.partial")
       const fd = Fs.openSync(path, "w+")
       const sink = fileSink(fd, slowWrites(10))
-      const segment = { start: 0, end: content.length, pos: 0, recv: 0 }
-      const spec = {
-        url: new URL(server.link("a")),
-        ranged: true,
-        size: content.length,
-        ifRange: null,
-        idleTimeoutMs: 10_000,
-        userAgent: "dlsync-test"
-      }
+      const { segment, spec } = wholeFile(server, content.length, 10_000)
       const outcome = await leanGet(pool, spec, segment, sink).promise
       Fs.closeSync(fd)
       assert.deepStrictEqual(outcome, { _tag: "Done" })
@@ -85,15 +90,7 @@ describe.each(SCHEMES)("leanGet over %s", (scheme) => {
       server.files.set("a", { content, etag: '"v1"', lastModified: "Mon, 01 Jan 2024 00:00:00 GMT" })
       const get = (idleTimeoutMs: number) => {
         const fd = Fs.openSync(Path.join(dir, "a.partial"), "w+")
-        const segment = { start: 0, end: content.length, pos: 0, recv: 0 }
-        const spec = {
-          url: new URL(server.link("a")),
-          ranged: true,
-          size: content.length,
-          ifRange: null,
-          idleTimeoutMs,
-          userAgent: "dlsync-test"
-        }
+        const { segment, spec } = wholeFile(server, content.length, idleTimeoutMs)
         const started = performance.now()
         return leanGet(pool, spec, segment, fileSink(fd))
           .promise.then(
