@@ -541,14 +541,18 @@ class LeanExchange implements LeanReader {
   /** The response moved: it fails as stalled once it has not for idleTimeoutMs (up to a quarter more). */
   private armIdle(): void {
     this.moves++
-    this.idleTimer ??= setTimeout(this.onIdleLook, this.spec.idleTimeoutMs / IDLE_LOOKS)
+    this.idleTimer ??= this.nextIdleLook()
+  }
+
+  private nextIdleLook(): NodeJS.Timeout {
+    return setTimeout(this.onIdleLook, this.spec.idleTimeoutMs / IDLE_LOOKS)
   }
 
   private readonly onIdleLook = (): void => {
     this.quietLooks = this.moves === 0 ? this.quietLooks + 1 : 0
     this.moves = 0
     if (this.quietLooks < IDLE_LOOKS) {
-      this.idleTimer = setTimeout(this.onIdleLook, this.spec.idleTimeoutMs / IDLE_LOOKS)
+      this.idleTimer = this.nextIdleLook()
       return
     }
     this.idleTimer = null

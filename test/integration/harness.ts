@@ -148,13 +148,12 @@ export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string
     stderr += d.toString()
   })
   const exit = new Promise<CliResult>((resolve, reject) => {
-    let exited = false
     // A test process that was itself held up (a loaded CI machine) runs its timers before the
     // I/O that waited meanwhile: setImmediate lets an exit already queued be seen first.
     const timer = setTimeout(
       () =>
         setImmediate(() => {
-          if (exited) return
+          if (child.exitCode !== null || child.signalCode !== null) return
           const signals = sent.length === 0 ? "no signal sent" : `sent ${sent.join(", ")}`
           const threads = child.pid === undefined ? "" : threadStates(child.pid)
           kill("SIGKILL")
@@ -167,7 +166,6 @@ export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string
       deadlineMs
     )
     child.on("exit", (code, signal) => {
-      exited = true
       clearTimeout(timer)
       resolve({ code, signal, stdout, stderr })
     })
