@@ -1,7 +1,7 @@
 /**
  * The typed client of the Download Service: one group per resource, each a set of
  * effects that fail only with `ApiError`. Build it with `ApiClient.layer` (given an
- * `ApiHttp`) or `ApiClient.layerLive(endpoints)` (undici, endpoints checked), and supply
+ * `ApiHttp`) or `ApiClient.layerLive(endpoints)` (node:http, endpoints checked), and supply
  * `Credentials` (an API key now, OAuth tokens later).
  *
  * Where the spec shows no request or response shape, this client uses the following, and
@@ -71,7 +71,7 @@ export class ApiClient extends Context.Service<
     })
   )
 
-  /** The production client over undici for the configured endpoints. */
+  /** The production client over node:http for the configured endpoints. */
   static readonly layerLive = (endpoints: Endpoints): Layer.Layer<ApiClient, ApiError, Credentials> =>
     ApiClient.layer.pipe(Layer.provide(ApiHttp.layerLive), Layer.provide(ApiEndpoints.layer(endpoints)))
 }

@@ -75,7 +75,9 @@ export class Transport extends Schema.TaggedError<Transport>()("Transport", {
   message: Schema.String,
   /** True only when the request provably never reached the server (refused, DNS failure). */
   neverSent: Schema.Boolean,
-  timedOut: Schema.Boolean
+  timedOut: Schema.Boolean,
+  /** OpenSSL's verdict when the server's certificate was refused (certificateVerdict.ts): never retried. */
+  certificate: Schema.optionalKey(Schema.String)
 }) {}
 
 export class Protocol extends Schema.TaggedError<Protocol>()("Protocol", {

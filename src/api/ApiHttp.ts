@@ -105,7 +105,7 @@ export class ApiHttp extends Context.Service<
     send(request: ApiRequest): Effect.Effect<ApiResponse, ApiError>
   }
 >()("dlsync/api/ApiHttp") {
-  /** Needs an ApiTransport (see `layerLive` for undici), the endpoints and the credentials. */
+  /** Needs an ApiTransport (see `layerLive` for node:http), the endpoints and the credentials. */
   static readonly layer = Layer.effect(
     ApiHttp,
     Effect.gen(function* () {
@@ -254,8 +254,8 @@ export class ApiHttp extends Context.Service<
     })
   )
 
-  /** The production graph: undici underneath. */
-  static readonly layerLive = ApiHttp.layer.pipe(Layer.provide(ApiTransport.layerUndici))
+  /** The production graph: node:http underneath. */
+  static readonly layerLive = ApiHttp.layer.pipe(Layer.provide(ApiTransport.layerNodeHttp))
 }
 
 const parseJsonOrUndefined = (text: string): unknown => {

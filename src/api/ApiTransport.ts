@@ -1,21 +1,26 @@
 /**
  * The API client's wire: one HTTP exchange — the request out, the whole body in (capped),
- * within a deadline — on undici's dispatcher/handler API over a keep-alive pool. Nothing
- * else: headers, credentials, redirects, retries and the meaning of a status are ApiHttp's.
+ * within a deadline — on Node's own http and https clients over a keep-alive pool per
+ * scheme. Nothing else: headers, credentials, redirects, retries and the meaning of a status
+ * are ApiHttp's.
  *
  * Why not Effect's HttpClient: it wraps every exchange in request/response objects, a body
  * stream and an AbortController whose abort builds a DOMException with a stack, which cost
  * ≈ 0.6 ms of CPU per request: 2,000 link requests took 1.2–1.6 CPU s through it against
- * 0.3 s through undici alone (bench/run.ts asks one link per file, so small files paid it
- * on every file). A handler that collects Buffers does the same work for the cost of undici.
+ * 0.3 s through a bare client (bench/run.ts asks one link per file, so small files paid it
+ * on every file). Why not undici (the wire until session 11): its Agent loads node:http2 and
+ * compiles a WebAssembly HTTP parser in every process, ≈ 0.08 CPU s of each `run --once`
+ * that Node's built-in parser does not cost.
  *
  * Every failure says how far the exchange got, which is what retry safety needs:
  * `connect` (no answer; `cause` tells whether the request was provably never sent),
  * `body` (answered, the body broke off), `timeout`, `too-large`.
  */
+import type * as Http from "node:http"
 import { Context, Effect, Layer } from "effect"
-import type { Dispatcher } from "undici"
-import { Agent } from "./undiciAgent.ts"
+import { NodeHttp } from "../server/nodeHttp.ts"
+
+const NodeHttps = process.getBuiltinModule("node:https")
 
 export interface WireRequest {
   readonly method: "GET" | "POST" | "PUT" | "DELETE"
@@ -51,53 +56,60 @@ export class ApiTransport extends Context.Service<
   ApiTransport,
   { readonly exchange: (request: WireRequest) => Effect.Effect<WireAnswer, WireFailure> }
 >()("dlsync/api/ApiTransport") {
-  /** undici, one keep-alive pool per origin, closed with the layer. */
-  static readonly layerUndici = Layer.effect(
+  /** Node's http and https clients, keep-alive pools closed with the layer. */
+  static readonly layerNodeHttp = Layer.effect(
     ApiTransport,
     Effect.map(
       Effect.acquireRelease(
-        Effect.sync(() => new Agent()),
-        (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
+        Effect.sync(() => ({
+          http: new NodeHttp.Agent({ keepAlive: true }),
+          https: new NodeHttps.Agent({ keepAlive: true })
+        })),
+        (agents) =>
+          Effect.sync(() => {
+            agents.http.destroy()
+            agents.https.destroy()
+          })
       ),
-      (agent) => ApiTransport.of({ exchange: (request) => exchange(agent, request) })
+      (agents) => ApiTransport.of({ exchange: (request) => exchange(agents, request) })
     )
   )
 }
 
 // ---------------------------------------------------------------------------------------
 
+interface Agents {
+  readonly http: Http.Agent
+  readonly https: Http.Agent
+}
+
 /** Interruption aborts the request; a late answer after that is dropped. */
-const exchange = (dispatcher: Dispatcher, request: WireRequest): Effect.Effect<WireAnswer, WireFailure> =>
+const exchange = (agents: Agents, request: WireRequest): Effect.Effect<WireAnswer, WireFailure> =>
   Effect.callback<WireAnswer, WireFailure>((resume) => {
-    const handler = new CollectingHandler(request.maxBytes, (outcome) =>
+    const collector = new Collector(request.maxBytes, (outcome) =>
       resume("stage" in outcome ? Effect.fail(outcome) : Effect.succeed(outcome))
     )
-    handler.startDeadline(request.timeoutMs)
+    collector.startDeadline(request.timeoutMs)
     try {
-      dispatcher.dispatch(
-        {
-          origin: request.url.origin,
-          path: request.url.pathname + request.url.search,
-          method: request.method,
-          headers: request.headers,
-          body: request.body ?? null,
-          // The deadline above bounds the whole exchange.
-          headersTimeout: 0,
-          bodyTimeout: 0
-        },
-        handler
-      )
+      const https = request.url.protocol === "https:"
+      if (!https && request.url.protocol !== "http:") throw new Error(`unsupported protocol ${request.url.protocol}`)
+      const client = https ? NodeHttps : NodeHttp
+      const req = client.request(request.url, {
+        method: request.method,
+        headers: request.headers,
+        agent: https ? agents.https : agents.http
+      })
+      collector.attach(req)
+      req.end(request.body)
     } catch (error) {
-      handler.fail("invalid", error)
+      collector.fail("invalid", error)
     }
-    return Effect.sync(() => handler.abort())
+    return Effect.sync(() => collector.abort())
   })
 
-/** The reason given to undici when we end an exchange ourselves. */
-const STOP = new Error("dlsync: exchange abandoned")
-
-class CollectingHandler implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null
+/** Collects one answer; the first outcome (answer, failure, deadline, abort) wins. */
+class Collector {
+  private req: Http.ClientRequest | null = null
   private settled = false
   private timer: NodeJS.Timeout | undefined
   private status: number | undefined
@@ -119,37 +131,32 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     }, timeoutMs)
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller
-    if (this.settled) controller.abort(STOP)
-  }
-
-  onResponseStart(
-    controller: Dispatcher.DispatchController,
-    status: number,
-    headers: Record<string, string | Array<string> | undefined>
-  ): void {
-    this.controller = controller
-    this.status = status
-    this.headers = flatten(headers)
-    if (Number(this.headers["content-length"] ?? "0") > this.maxBytes) this.tooLarge()
-  }
-
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return
-    this.size += chunk.length
-    if (this.size > this.maxBytes) this.tooLarge()
-    else this.chunks.push(chunk)
-  }
-
-  onResponseEnd(): void {
-    if (this.settled) return
-    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
-    this.finish({ status: this.status ?? 0, headers: this.headers, text: body?.toString("utf8") ?? "" })
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.fail(this.status === undefined ? "connect" : "body", error)
+  attach(req: Http.ClientRequest): void {
+    this.req = req
+    // Before an answer: no status, "connect" (neverSent.ts reads the cause); after: "body".
+    req.on("error", (error) => this.fail(this.status === undefined ? "connect" : "body", error))
+    req.on("response", (res) => {
+      this.status = res.statusCode ?? 0
+      this.headers = flatten(res.headersDistinct)
+      if (Number(this.headers["content-length"] ?? "0") > this.maxBytes) return this.tooLarge()
+      res.on("data", (chunk: Buffer) => {
+        if (this.settled) return
+        this.size += chunk.length
+        if (this.size > this.maxBytes) this.tooLarge()
+        else this.chunks.push(chunk)
+      })
+      res.on("end", () => {
+        // Node ends a body cut short by the peer as "aborted", then "end": not an answer.
+        if (!res.complete) return this.fail("body", new Error("the connection closed inside the body"))
+        const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
+        const answer = { status: this.status ?? 0, headers: this.headers, text: body?.toString("utf8") ?? "" }
+        // Node gives the socket back to its pool on the next tick, and the caller's next
+        // request may be sent from inside this call: it would open another connection.
+        clearTimeout(this.timer)
+        setImmediate(() => this.finish(answer))
+      })
+      res.on("error", (error) => this.fail("body", error))
+    })
   }
 
   fail(stage: WireFailure["stage"], cause: unknown): void {
@@ -160,12 +167,12 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   abort(): void {
     this.settled = true
     clearTimeout(this.timer)
-    this.controller?.abort(STOP)
+    if (this.req !== null && !this.req.destroyed) this.req.destroy()
   }
 
   private tooLarge(): void {
     this.fail("too-large", new Error(`response body exceeds ${this.maxBytes} bytes`))
-    this.controller?.abort(STOP)
+    this.abort()
   }
 
   private finish(outcome: WireAnswer | WireFailure): void {
@@ -176,10 +183,10 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-const flatten = (headers: Record<string, string | Array<string> | undefined>): Record<string, string> => {
+const flatten = (headers: Record<string, ReadonlyArray<string> | undefined>): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value
+    if (value !== undefined) out[name] = value.join(", ")
   }
   return out
 }

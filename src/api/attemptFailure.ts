@@ -2,6 +2,8 @@
  * The outcome of one attempt that got no usable answer, as an `ApiError`: a transport
  * failure at one of its stages (wire), or the status an attempt was answered with.
  */
+
+import { isCertificateVerdict } from "../net/certificateVerdict.ts"
 import { ApiError, type ApiErrorReason, ClientValidation, Protocol, Transport } from "./ApiError.ts"
 import type { WireFailure } from "./ApiTransport.ts"
 import { errorCodes, provablyNeverSent } from "./neverSent.ts"
@@ -18,10 +20,12 @@ export const fromWireFailure = (
         return new ClientValidation({ field: "request", message: `cannot be sent: ${String(failure.cause)}` })
       case "connect": {
         const codes = errorCodes(failure.cause)
+        const certificate = codes.find(isCertificateVerdict)
         return new Transport({
           message: `connection failed${codes.length > 0 ? ` (${codes.join(", ")})` : ""}`,
           neverSent: provablyNeverSent(failure.cause),
-          timedOut: codes.some((c) => c.includes("TIMEOUT"))
+          timedOut: codes.some((c) => c.includes("TIMEOUT")),
+          ...(certificate === undefined ? {} : { certificate })
         })
       }
       case "timeout":

@@ -97,6 +97,8 @@ export const retryDelay = (input: {
   const backoff = backoffDelay(input.attempts, input.random, schedule.baseDelayMs, schedule.maxDelayMs)
   switch (failure._tag) {
     case "Transport":
+      // A refused certificate is refused again.
+      return failure.certificate === undefined ? backoff : undefined
     case "Server":
       return backoff
     case "RateLimited": {

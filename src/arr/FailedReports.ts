@@ -52,7 +52,7 @@ export const failedReportsLayer = (config: ArrSettings): Layer.Layer<never, neve
       const reporter = makeReporter(apps, intake.value, makeArrFailureReportTable(db))
       yield* Effect.forkScoped(Effect.repeat(reporter, Schedule.spaced(REPORT_INTERVAL)))
     })
-  ).pipe(Layer.provide(ApiTransport.layerUndici))
+  ).pipe(Layer.provide(ApiTransport.layerNodeHttp))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -25,5 +25,5 @@ export const doctorAtStartLayer = (config: DoctorConfig): Layer.Layer<never> => 
       })
       yield* Effect.forkScoped(doctor)
     })
-  ).pipe(Layer.provide(ApiTransport.layerUndici))
+  ).pipe(Layer.provide(ApiTransport.layerNodeHttp))
 }

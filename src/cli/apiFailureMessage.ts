@@ -5,12 +5,17 @@
  * jargon; other failures keep the request and the service's own answer.
  */
 import type { ApiError } from "../api/ApiError.ts"
+import { certificateAdvice } from "../net/certificateVerdict.ts"
 
 export const apiFailureMessage = (error: ApiError, baseUrl: string | undefined): string => {
   const reason = error.reason
   if (reason._tag !== "Transport") return error.message
   const host = hostOf(baseUrl)
   const where = host === undefined ? "the service" : `the service at ${host}`
+  if (reason.certificate !== undefined) {
+    const advice = certificateAdvice(reason.certificate)
+    return `cannot reach ${where}: its TLS certificate was refused (${reason.certificate}); ${advice === undefined ? "" : `${advice}; else `}check service.base_url`
+  }
   const why = reason.timedOut ? "no answer in time" : (reasonOf(reason.message) ?? reason.message)
   return `cannot reach ${where} (${why}); check service.base_url, that the host is up and that this machine can reach it (network, DNS, proxy), then try again`
 }
@@ -34,7 +39,5 @@ const CODES: Readonly<Record<string, string>> = {
   ENETUNREACH: "network unreachable",
   ECONNRESET: "connection reset",
   ETIMEDOUT: "connection timed out",
-  UND_ERR_CONNECT_TIMEOUT: "connection timed out",
-  CERT: "TLS certificate refused",
-  UNABLE_TO_VERIFY: "TLS certificate refused"
+  UND_ERR_CONNECT_TIMEOUT: "connection timed out"
 }

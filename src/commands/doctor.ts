@@ -34,7 +34,7 @@ export const doctor = Effect.fn("doctor")(function* () {
       config.file ?? "environment"
     )
   }
-  const report = yield* runDoctor(config, config.sabnzbd.categories).pipe(Effect.provide(ApiTransport.layerUndici))
+  const report = yield* runDoctor(config, config.sabnzbd.categories).pipe(Effect.provide(ApiTransport.layerNodeHttp))
   for (const line of report.lines) yield* Console.log(line.text)
   const config78 = report.problems.filter((p) => p.outcome === "config")
   const unreachable = report.problems.filter((p) => p.outcome === "unreachable")

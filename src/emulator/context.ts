@@ -23,6 +23,8 @@ export interface EmulatorOptions {
    * the client must trust the certificate (tests: test/fixtures/tls, NODE_EXTRA_CA_CERTS).
    */
   readonly cdnTls?: { readonly key: string; readonly cert: string }
+  /** Serves the API origin over https alike (the real service's API is https). */
+  readonly apiTls?: { readonly key: string; readonly cert: string }
   /** Caps every CDN file response at this many bytes per second (a per-connection cap). */
   readonly cdnRatePerConnection?: number
   /** Serve `<dir>/<file id>` instead of generated content when such a file exists. */

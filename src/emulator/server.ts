@@ -1,7 +1,7 @@
 /**
  * The emulator's HTTP servers: the API origin ({auth_url} = root, {base_url} = /api/v1,
  * /_control with `control`) and the CDN origin on a second port, so links are another
- * origin as in production. Both run on node:http (the CDN on node:https with `cdnTls`) and
+ * origin as in production. Both run on node:http (on node:https with `apiTls`, `cdnTls`) and
  * share one pipeline (pipeline.ts).
  *
  * Areas plug in through the route lists below (`apiRoutes`, `controlRoutes`, `cdnRoutes`);
@@ -99,9 +99,13 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Runn
 
   const apiRouter = new Router([...apiRoutes(context), ...(options.control ? controlRoutes(context, control) : [])])
   const cdnRouter = new Router(cdnRoutes(context))
-  const apiServer = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
+  const serveApi = (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(context, apiRouter, "api", req, res)
-  })
+  }
+  const apiServer: Server =
+    options.apiTls === undefined
+      ? createServer({ keepAliveTimeout: 10_000 }, serveApi)
+      : createHttpsServer({ keepAliveTimeout: 10_000, ...options.apiTls }, serveApi)
   const serveCdn = (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(context, cdnRouter, "cdn", req, res)
   }
@@ -119,7 +123,7 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Runn
     throw error
   }
   const hostPart = host.includes(":") ? `[${host}]` : host
-  urls.auth = `http://${hostPart}:${apiPort}`
+  urls.auth = `${options.apiTls === undefined ? "http" : "https"}://${hostPart}:${apiPort}`
   urls.base = `${urls.auth}/api/v1`
   urls.cdnOrigin = `${options.cdnTls === undefined ? "http" : "https"}://${hostPart}:${cdnPort}`
   urls.cdn = options.cdnBase?.replace(/\/+$/, "") ?? urls.cdnOrigin

@@ -1,7 +1,7 @@
 /**
  * The Download Service as the configuration names it:
  *
- *   ApiTransport (undici) ─► ApiEndpoints (base_url, auth_url) ─► OAuthEndpoints   = serviceLayer
+ *   ApiTransport (node:http) ─► ApiEndpoints (base_url, auth_url) ─► OAuthEndpoints   = serviceLayer
  *     └─► credentials (stored OAuth tokens, or the API key) ─► ApiClient           = apiLayer
  *
  * `login` signs in on `serviceLayer`; `config check --online` and the engine call the
@@ -24,7 +24,7 @@ const endpointsOf = (config: AppConfig): Endpoints => ({
 export const serviceLayer = (config: AppConfig) =>
   OAuthEndpoints.layer.pipe(
     Layer.provideMerge(ApiEndpoints.layer(endpointsOf(config))),
-    Layer.provideMerge(ApiTransport.layerUndici)
+    Layer.provideMerge(ApiTransport.layerNodeHttp)
   )
 
 /** The API client with the configured credential; Credentials and AuthStatus are kept in the output (app state reads AuthStatus). */

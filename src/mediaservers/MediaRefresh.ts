@@ -50,5 +50,5 @@ export const mediaRefreshLayer = (
       )
     }
   })
-  return Layer.effectDiscard(refresh).pipe(Layer.provide(ApiTransport.layerUndici))
+  return Layer.effectDiscard(refresh).pipe(Layer.provide(ApiTransport.layerNodeHttp))
 }

@@ -48,6 +48,6 @@ export const notifyLayer = (targets: ReadonlyArray<NotifySettings>): Layer.Layer
     })
   }
   return Layer.effectDiscard(Effect.forEach(targets, one, { discard: true })).pipe(
-    Layer.provide(ApiTransport.layerUndici)
+    Layer.provide(ApiTransport.layerNodeHttp)
   )
 }

@@ -18,6 +18,7 @@
  * as a typed failure once, at the boundary (a Data.TaggedError is both).
  */
 import { Data } from "effect"
+import { certificateAdvice, isCertificateVerdict } from "../net/certificateVerdict.ts"
 
 export type FaultKind = "link" | "restart" | "transient" | "no-space" | "rate-limited" | "fatal"
 
@@ -53,13 +54,12 @@ export const faultFromError = (error: unknown, what: string): TransferFault => {
   if (code === "EIO" || code === "EROFS" || code === "EBADF" || code === "EACCES" || code === "EPERM") {
     return fault("fatal", `${what}: ${code} ${message}`, { cause: error })
   }
-  if (code !== undefined && (CERTIFICATE_CODES.has(code) || code.startsWith("ERR_TLS_CERT"))) {
+  if (code !== undefined && isCertificateVerdict(code)) {
     // Node's own advice ("try running Node.js with --use-system-ca") is replaced by how to
     // give dlsync the trust.
     const reason = message.split(";")[0]
-    const hint = UNKNOWN_ISSUER_CODES.has(code)
-      ? "; if you trust its issuer, name its CA certificate in NODE_EXTRA_CA_CERTS, or set NODE_OPTIONS=--use-system-ca to trust the system's CA store"
-      : ""
+    const advice = certificateAdvice(code)
+    const hint = advice === undefined ? "" : `; ${advice}`
     return fault("fatal", `${what}: TLS certificate refused (${code}): ${reason}${hint}`, { cause: error })
   }
   const setup = TLS_SETUP_REASONS.exec(message)
@@ -75,30 +75,6 @@ export const faultFromError = (error: unknown, what: string): TransferFault => {
 }
 
 // ---------------------------------------------------------------------------------------
-
-/** OpenSSL's verdicts on a peer certificate (Node passes them as the error code). */
-const CERTIFICATE_CODES = new Set([
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "CERT_HAS_EXPIRED",
-  "CERT_NOT_YET_VALID",
-  "CERT_REVOKED",
-  "CERT_UNTRUSTED",
-  "CERT_REJECTED",
-  "HOSTNAME_MISMATCH"
-])
-
-/** Verdicts that a trusted issuer would fix: the user may add one with NODE_EXTRA_CA_CERTS. */
-const UNKNOWN_ISSUER_CODES = new Set([
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN"
-])
 
 /**
  * Handshakes that cannot succeed on a retry (e.g. an https link to a plain-HTTP port), by

@@ -571,8 +571,14 @@ class LeanExchange implements LeanReader {
   }
 
   private scratchBuffer: Buffer | null = null
+  /**
+   * One TLS record's plaintext (16 KiB, what Node hands over per read): after a pause
+   * for buffers TLS still hands over the rest of what it decrypted, ≈ 20 KiB each time,
+   * which a 4 KiB scratch took in as many calls (2 GiB over https: 25,000 calls on top of
+   * 126,000 reads into targets; with 16 KiB, 10,000, copying 8 % of the bytes instead of 5 %).
+   */
   private scratch(): Buffer {
-    this.scratchBuffer ??= Buffer.allocUnsafe(4096)
+    this.scratchBuffer ??= Buffer.allocUnsafe(16 * 1024)
     return this.scratchBuffer
   }
 }

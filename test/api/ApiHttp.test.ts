@@ -322,7 +322,7 @@ describe("ApiHttp: retries", () => {
               })
           })
         })
-      ).pipe(Layer.provide(ApiTransport.layerUndici))
+      ).pipe(Layer.provide(ApiTransport.layerNodeHttp))
       const layer = ApiClient.layer.pipe(
         Layer.provide(ApiHttp.layer),
         Layer.provide(counting),

@@ -1,25 +1,33 @@
 /**
- * The API client's wire on its own, against real HTTP servers on 127.0.0.1: what it
- * collects, how far an exchange got when it fails, and that interruption and the deadline
- * really end the request on the socket.
+ * The API client's wire on its own, against real HTTP and https servers on 127.0.0.1 (the
+ * committed test certificate, trusted as NODE_EXTRA_CA_CERTS would): what it collects, how
+ * far an exchange got when it fails, and that interruption and the deadline really end the
+ * request on the socket.
  */
 import * as Http from "node:http"
+import * as Https from "node:https"
 import type * as Net from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { ApiTransport, type WireRequest } from "../../src/api/ApiTransport.ts"
-import { provablyNeverSent } from "../../src/api/neverSent.ts"
+import { errorCodes, provablyNeverSent } from "../../src/api/neverSent.ts"
+import { localhostTls, otherHostTls, SCHEMES, type Scheme, trustTestCertificates } from "../transfer/support/testTls.ts"
 
-/** A server on a free loopback port, closed with the test's scope. */
-const serve = (handler: Http.RequestListener) =>
+trustTestCertificates()
+
+/** A server on a free loopback port, closed with the test's scope; https with `identity`. */
+const serveOver = (scheme: Scheme, handler: Http.RequestListener, identity = localhostTls) =>
   Effect.acquireRelease(
     Effect.promise(
       () =>
         new Promise<{ server: Http.Server; url: URL }>((resolve) => {
-          const server = Http.createServer(handler)
+          const server =
+            scheme === "https"
+              ? Https.createServer({ key: identity.key, cert: identity.cert }, handler)
+              : Http.createServer(handler)
           server.listen(0, "127.0.0.1", () => {
             const address = server.address() as Net.AddressInfo
-            resolve({ server, url: new URL(`http://127.0.0.1:${address.port}/api/thing?x=1`) })
+            resolve({ server, url: new URL(`${scheme}://127.0.0.1:${address.port}/api/thing?x=1`) })
           })
         })
     ),
@@ -47,9 +55,11 @@ const exchange = (r: WireRequest) =>
   })
 
 /** One pool for the whole test, as in production: a connection closes only if the exchange ends it. */
-const withPool = <A, E, R>(test: Effect.Effect<A, E, R>) => test.pipe(Effect.provide(ApiTransport.layerUndici))
+const withPool = <A, E, R>(test: Effect.Effect<A, E, R>) => test.pipe(Effect.provide(ApiTransport.layerNodeHttp))
 
-describe("ApiTransport", () => {
+describe.each(SCHEMES)("ApiTransport over %s", (scheme) => {
+  const serve = (handler: Http.RequestListener) => serveOver(scheme, handler)
+
   it.live(
     "sends method, path with query, headers and body; joins repeated headers; decodes UTF-8 split across chunks",
     () =>
@@ -85,6 +95,23 @@ describe("ApiTransport", () => {
           ])
         })
       )
+  )
+
+  it.live("keeps one connection between exchanges, and opens another once the server closed it", () =>
+    withPool(
+      Effect.gen(function* () {
+        const { server, url } = yield* serve((_req, res) => res.end("ok"))
+        let connections = 0
+        server.on(scheme === "https" ? "secureConnection" : "connection", () => connections++)
+        for (let i = 0; i < 3; i++) assert.strictEqual((yield* exchange(request(url))).text, "ok")
+        assert.strictEqual(connections, 1)
+        // The server ends the idle connection; the next exchange must not be sent on it.
+        server.closeIdleConnections()
+        yield* Effect.sleep("100 millis")
+        assert.strictEqual((yield* exchange(request(url))).text, "ok")
+        assert.strictEqual(connections, 2)
+      })
+    )
   )
 
   it.live("a refused connection fails at the connect stage, provably never sent", () =>
@@ -159,6 +186,22 @@ describe("ApiTransport", () => {
         yield* Deferred.await(received)
         yield* Fiber.interrupt(fiber)
         yield* Deferred.await(closed).pipe(Effect.timeout("5 seconds"))
+      })
+    )
+  )
+})
+
+describe("ApiTransport over https, a certificate made out to another host", () => {
+  it.live("fails at the connect stage with OpenSSL's verdict as the cause, not provably never sent", () =>
+    withPool(
+      Effect.gen(function* () {
+        let asked = 0
+        const { url } = yield* serveOver("https", () => asked++, otherHostTls)
+        const failure = yield* Effect.flip(exchange(request(url)))
+        assert.strictEqual(failure.stage, "connect")
+        assert.include(errorCodes(failure.cause), "ERR_TLS_CERT_ALTNAME_INVALID")
+        assert.isFalse(provablyNeverSent(failure.cause))
+        assert.strictEqual(asked, 0, "no request got through the handshake")
       })
     )
   )

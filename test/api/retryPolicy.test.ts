@@ -93,6 +93,16 @@ describe("retryDelay", () => {
     }
   })
 
+  it("never retries a refused server certificate, even for an idempotent request", () => {
+    const failure = new Transport({
+      message: "connection failed (CERT_HAS_EXPIRED)",
+      neverSent: false,
+      timedOut: false,
+      certificate: "CERT_HAS_EXPIRED"
+    })
+    assert.isUndefined(retryDelay({ failure, idempotency: "idempotent", attempts: 1, random: 0.5 }))
+  })
+
   it("never retries a client-side problem", () => {
     const failure = new Validation({ status: 422, message: "bad", fields: {} })
     assert.isUndefined(retryDelay({ failure, idempotency: "idempotent", attempts: 1, random: 0.5 }))

@@ -102,7 +102,7 @@ export const clientLayer = (
   } = {}
 ) => {
   const http = ApiHttp.layer.pipe(
-    Layer.provide(ApiTransport.layerUndici),
+    Layer.provide(ApiTransport.layerNodeHttp),
     Layer.provide(ApiEndpoints.layer({ baseUrl: `${origin}/api/v1`, authUrl: options.authOrigin ?? origin })),
     Layer.provide(options.credentials ?? Credentials.apiKey(Redacted.make(API_KEY)))
   )

@@ -98,7 +98,7 @@ describe("scripts/build.ts bundle", () => {
     assert.deepStrictEqual(Fs.readdirSync(Path.join(dir, "dist")).sort(), ["chunks", "entry.mjs"])
   })
 
-  it("`dlsync run` loads neither the emulator, the sign-in flow, the demo nor all of undici; `--once` none of the daemon's servers", async () => {
+  it("`dlsync run` loads neither the emulator, the sign-in flow, the demo nor all of undici; `--once` none of the daemon's servers nor undici", async () => {
     const out = Path.join(dir, "dist", "dlsync.mjs")
     await bundle(Path.resolve(import.meta.dirname, "../../src/main.ts"), out)
     const once = codeLoadedBy(out, ["run"])
@@ -119,6 +119,9 @@ describe("scripts/build.ts bundle", () => {
       assert.isFalse(loads(once, module), `run --once loads ${module}`)
     }
     assert.isTrue(loads(once, "src/engine/MirrorPass\\.ts$"))
+    // The API client is on Node's own http (src/api/ApiTransport.ts): undici brings http2 and a
+    // WebAssembly parser to compile.
+    assert.isFalse(loads(once, "node_modules/undici/"), "run --once loads undici")
     // Imported as an ES module, node:http loads Node's own undici (src/server/nodeHttp.ts).
     assert.notMatch(daemon, /from "node:http"/)
   })

@@ -60,13 +60,18 @@ export const CDN_SCHEMES: ReadonlyArray<CdnScheme> = ["http", "https"]
  * A fresh emulator (library `empty` unless given) and temp folders. With `cdn: "https"` its
  * CDN speaks TLS with test/fixtures/tls/localhost.crt, which the CLI trusts through
  * NODE_EXTRA_CA_CERTS (as a user trusts a private CA); `env({ NODE_EXTRA_CA_CERTS: "" })`
- * takes that trust away.
+ * takes that trust away. `api: "https"` does the same for the API origin.
  */
-export const sandbox = async (library = "empty", options: { readonly cdn?: CdnScheme } = {}): Promise<Sandbox> => {
+export const sandbox = async (
+  library = "empty",
+  options: { readonly cdn?: CdnScheme; readonly api?: CdnScheme } = {}
+): Promise<Sandbox> => {
+  const tls = { key: localhostTls.key, cert: localhostTls.cert }
   const emu = await startEmulator({
     library,
     control: true,
-    ...(options.cdn === "https" ? { cdnTls: { key: localhostTls.key, cert: localhostTls.cert } } : {})
+    ...(options.cdn === "https" ? { cdnTls: tls } : {}),
+    ...(options.api === "https" ? { apiTls: tls } : {})
   })
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-it-"))
   const root = Path.join(dir, "root")
@@ -121,7 +126,9 @@ export const cliEnv = (
     DLSYNC_MIRROR_ROOT: root,
     DLSYNC_MIRROR_STATE_DIR: stateDir,
     DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
-    ...(emu.cdnOrigin.startsWith("https:") ? { NODE_EXTRA_CA_CERTS: localhostTls.certPath } : {}),
+    ...(emu.cdnOrigin.startsWith("https:") || emu.baseUrl.startsWith("https:")
+      ? { NODE_EXTRA_CA_CERTS: localhostTls.certPath }
+      : {}),
     // Daemons of parallel test files must not race for the default 127.0.0.1:8686.
     DLSYNC_SERVER_LISTEN: "off",
     ...overrides

@@ -24,7 +24,7 @@ export interface Urls {
 export const transportLayer = (e: Urls) =>
   Layer.mergeAll(
     ApiEndpoints.layer({ baseUrl: e.baseUrl, authUrl: e.authUrl }),
-    ApiTransport.layerUndici,
+    ApiTransport.layerNodeHttp,
     Layer.succeed(ApiHttpSettings, FAST_SETTINGS)
   ).pipe(Layer.orDie)
 
