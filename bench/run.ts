@@ -131,7 +131,9 @@ const main = async () => {
     console.log("Absolute figures on a shared 2-core machine are noisy; the within-round ratios are what count.\n")
     if (wanted("big")) {
       const whole = await emulator("w", origin, (url) => addLibrary(url, "w", false))
-      big({ ...peers, cli, api: whole.api })
+      // An account with nothing in it: dlsync's start and one look at the account, alone.
+      const empty = await emulator("n", origin, async () => ({ big: whole.big, small: [] }))
+      big({ ...peers, cli, api: whole.api }, { ...peers, cli, api: empty.api })
     }
     if (wanted("capped")) {
       const whole = await emulator("c", cappedOrigin, (url) => addLibrary(url, "c", false))
@@ -193,6 +195,8 @@ const DLSYNC_PINNED = "dlsync run --once, taskset -c 0"
 const RCLONE_PINNED = "rclone 4 streams && sync FILE, taskset -c 0"
 /** support/socketFloor.ts: what a bare Node 24 process pays for the bytes alone. */
 const NODE_FLOOR = "Node floor: 1 socket, onread, fdatasync (diag.)"
+/** The same process on an empty account: its start-up, subtracted in the goals' info rows. */
+const DLSYNC_STARTUP = "dlsync run --once, empty account (start-up, diag.)"
 /** The row of `--dlsync-node-flags`. */
 const DLSYNC_FLAGGED = `${DLSYNC}, ${[...NODE_FLAGS, ...Object.entries(EXTRA_ENV).map(([k, v]) => `${k}=${v}`)].join(" ")}`
 
@@ -211,9 +215,10 @@ const flaggedGoals = (ratio: ReturnType<typeof pairRatio>) =>
         goal(`${DLSYNC_FLAGGED} CPU s / ${DLSYNC}`, ratio(DLSYNC_FLAGGED, DLSYNC, cpu), undefined)
       ]
 
-const big = (w: Whole) => {
+const big = (w: Whole, empty: Whole) => {
   const tools: Record<string, () => Measured> = {
     ...dlsyncRows(w),
+    [DLSYNC_STARTUP]: () => dlsyncOnce(empty),
     [RCLONE_DURABLE]: () => durable(rclone4(w)),
     "rclone 4 streams (page cache)": () => peer(rclone4(w)),
     "curl -o && sync FILE": () => durable(curl(w)),
@@ -240,7 +245,7 @@ const big = (w: Whole) => {
     [DLSYNC_PINNED]: () => dlsyncOnce(w, ["taskset", "-c", "0"]),
     [RCLONE_PINNED]: () => durable(["taskset", "-c", "0", ...rclone4(w)])
   }
-  const results = rounds(tools, checkBig)
+  const results = rounds(tools, (row) => row === DLSYNC_STARTUP || checkBig())
   verifyBig(w)
   bigTable(`One ${(BIG / 2 ** 20).toFixed(0)} MiB file over ${SCHEME}, whole processes`, results)
   const ratio = pairRatio(results)
@@ -260,6 +265,12 @@ const big = (w: Whole) => {
       "the disk's floor"
     ),
     goal(`${DLSYNC} CPU s / ${NODE_FLOOR}`, ratio(DLSYNC, NODE_FLOOR, cpu), undefined, "Node's floor"),
+    goal(
+      `${DLSYNC} CPU s less its start-up / ${RCLONE_DURABLE}`,
+      pairwise(results, (at) => (cpu(at(DLSYNC)) - cpu(at(DLSYNC_STARTUP))) / cpu(at(RCLONE_DURABLE))),
+      undefined,
+      "the bytes alone"
+    ),
     ...flaggedGoals(ratio)
   ])
   console.log("")
@@ -321,6 +332,17 @@ const pairRatio =
     const rb = results[b] ?? []
     return stats((results[a] ?? []).map((m, i) => f(m) / f(rb[i] ?? m)))
   }
+
+/**
+ * A figure of several rows, round by round (`at(row)`: that row's measure in the round; NaN
+ * for a row left out by `--rows`).
+ */
+const pairwise = (results: Record<string, Array<Measured>>, f: (at: (row: string) => Measured) => number): Stats => {
+  const at = (round: number) => (row: string) => results[row]?.[round] ?? LEFT_OUT
+  return stats(Array.from({ length: RUNS }, (_, round) => f(at(round))))
+}
+
+const LEFT_OUT: Measured = { seconds: Number.NaN, cpuSeconds: Number.NaN, maxRssMB: Number.NaN }
 
 /** One goal row: the figure, its bound (none: information only) and whether the median meets it. */
 const goal = (what: string, value: Stats, atMost: number | undefined, note = "", digits = 2) => [
@@ -558,7 +580,10 @@ const resume = async (ctx: Ctx) => {
 // --- helpers ------------------------------------------------------------------------------------
 
 /** Runs every tool once per round, in the same order each round; returns measurements per tool. */
-const rounds = (tools: Record<string, () => Measured>, check: () => void): Record<string, Array<Measured>> => {
+const rounds = (
+  tools: Record<string, () => Measured>,
+  check: (row: string) => void
+): Record<string, Array<Measured>> => {
   const out: Record<string, Array<Measured>> = {}
   const wanted = Object.entries(tools).filter(([name]) => args.rows === undefined || new RegExp(args.rows).test(name))
   for (let round = 0; round < RUNS; round++) {
@@ -566,7 +591,7 @@ const rounds = (tools: Record<string, () => Measured>, check: () => void): Recor
       cleanOut()
       syncDisks()
       const m = run()
-      check()
+      check(name)
       const list = out[name] ?? []
       list.push(m)
       out[name] = list

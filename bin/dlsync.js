@@ -31,12 +31,17 @@ const major = Number(process.versions.node.split(".")[0])
  *   --node-flags-b); 2 GiB over https, whole process, 1.04 (0.99–1.07), wall 1.02, 6 pairs
  *   (bench/run.ts --dlsync-node-flags). The last of flags given wins: `node --max-opt=999
  *   bin/dlsync.js` has them all.
- * - --liftoff-only: WebAssembly (undici's HTTP parser, llhttp, used by the API client) runs
- *   on V8's baseline compiler only. Its optimising compiler otherwise recompiles the whole
- *   parser on a background thread at the first API request, a 19 MB spike in memory
- *   (peak RSS of `run --once` over 2 GiB https, 4 connections: 113 → 94 MB; defaults, 3
- *   pairs: 114–121 → 101 MB, wall 3.7–3.9 → 3.6–3.7 s, CPU 4.2–4.5 → 3.5–3.9 s), for the
- *   few responses a sync parses.
+ * - --liftoff-only: WebAssembly (undici's HTTP parser, llhttp, which the API client used
+ *   until session 11 and the qBittorrent intake still uses to fetch a .torrent URL) runs on
+ *   V8's baseline compiler only. Its optimising compiler otherwise recompiled the whole
+ *   parser on a background thread at the first request, a 19 MB spike in memory (peak RSS
+ *   of `run --once` over 2 GiB https, 4 connections: 113 → 94 MB; defaults, 3 pairs:
+ *   114–121 → 101 MB, wall 3.7–3.9 → 3.6–3.7 s, CPU 4.2–4.5 → 3.5–3.9 s), for a few responses.
+ * The re-execution costs a second start of Node: `run --once` with nothing to do spends
+ * 0.43 CPU s given the flags (no re-execution) and 0.56 without (10 pairs). It stays: V8
+ * freezes its flags once it runs (`v8.setFlagsFromString("--max-opt=1")` then changes
+ * nothing), glibc reads its variables at start, and a shebang that passes them
+ * (`#!/usr/bin/env -S node …`) fails on BusyBox's env, which many NAS systems have.
  * - MALLOC_ARENA_MAX=2: glibc otherwise gives each thread (V8's compilers, libuv's pool) an
  *   arena of its own that keeps what it freed (17 MB in one after the requests).
  * - MALLOC_MMAP_THRESHOLD_=32768: glibc maps blocks of 32 KiB and more on their own and
