@@ -62,8 +62,8 @@ export class ApiTransport extends Context.Service<
     Effect.map(
       Effect.acquireRelease(
         Effect.sync(() => ({
-          http: new NodeHttp.Agent({ keepAlive: true }),
-          https: new NodeHttps.Agent({ keepAlive: true })
+          http: new NodeHttp.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+          https: new NodeHttps.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS })
         })),
         (agents) =>
           Effect.sync(() => {
@@ -77,6 +77,14 @@ export class ApiTransport extends Context.Service<
 }
 
 // ---------------------------------------------------------------------------------------
+
+/**
+ * A kept-alive socket idle this long is closed by us (undici's default, which the client had
+ * before): Node's Agent otherwise keeps it until the server says otherwise, and a server, proxy
+ * or NAT that drops idle connections without a word would meet the next request, perhaps a
+ * POST that may not be sent again. A request in progress is bounded by its own deadline.
+ */
+const IDLE_SOCKET_MS = 4_000
 
 interface Agents {
   readonly http: Http.Agent

@@ -191,6 +191,28 @@ describe.each(SCHEMES)("ApiTransport over %s", (scheme) => {
   )
 })
 
+describe("ApiTransport's pool", () => {
+  it.live("waits out an answer slower than the idle limit, then closes the idle connection itself after 4 s", () =>
+    withPool(
+      Effect.gen(function* () {
+        const closed = yield* Deferred.make<number>()
+        const { url } = yield* serveOver("http", (req, res) => {
+          setTimeout(() => {
+            const answered = Date.now()
+            req.socket.once("close", () => Deferred.doneUnsafe(closed, Effect.succeed(Date.now() - answered)))
+            res.end("ok")
+          }, 4_500)
+        })
+        // A request in progress is not idle: only its deadline bounds it.
+        assert.strictEqual((yield* exchange(request(url, { timeoutMs: 10_000 }))).text, "ok")
+        // Node's server would keep it 5 s (its keepAliveTimeout): the client closed it.
+        const idleMs = yield* Deferred.await(closed).pipe(Effect.timeout("4900 millis"))
+        assert.isAtLeast(idleMs, 3_900)
+      })
+    )
+  )
+})
+
 describe("ApiTransport over https, a certificate made out to another host", () => {
   it.live("fails at the connect stage with OpenSSL's verdict as the cause, not provably never sent", () =>
     withPool(
