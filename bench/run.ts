@@ -132,7 +132,8 @@ const main = async () => {
     if (wanted("big")) {
       const whole = await emulator("w", origin, (url) => addLibrary(url, "w", false))
       // An account with nothing in it: dlsync's start and one look at the account, alone.
-      const empty = await emulator("n", origin, async () => ({ big: whole.big, small: [] }))
+      const empty = await startEmulator(cli, `${origin}/e/n`, Path.join(IDS, "n"), env)
+      emulators.push(empty.child)
       big({ ...peers, cli, api: whole.api }, { ...peers, cli, api: empty.api })
     }
     if (wanted("capped")) {
