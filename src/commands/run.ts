@@ -21,8 +21,7 @@ import { IntakeRunner } from "../intake/IntakeRunner.ts"
 import { onceLayer } from "../layers/engine.ts"
 import { Store } from "../store/Store.ts"
 import { forEachTransferEvent } from "../transfer/ProgressTracker.ts"
-import { formatBytes } from "../transfer/progressFormat.ts"
-import { rateLimitedLine } from "../transfer/progressView.ts"
+import { formatBytes, rateLimitedLine } from "../transfer/progressFormat.ts"
 
 export const run = Effect.fn("run")(function* (flags: { readonly once: boolean; readonly allowBigDelete: boolean }) {
   if (flags.allowBigDelete && !flags.once) {

@@ -32,7 +32,7 @@ import type { DownloadAction } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import type { NotEnoughSpace } from "../transfer/NotEnoughSpace.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
-import { rateLimitedUntilText } from "../transfer/progressView.ts"
+import { rateLimitedUntilText } from "../transfer/progressFormat.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { type DownloadOutcome, recordDownload } from "./recordDownload.ts"
 

@@ -8,8 +8,7 @@
  */
 import type { Option } from "effect"
 import { LIVE_TRANSFERS_MAX_AGE_MS, type LiveTransfers } from "../store/liveTransfers.ts"
-import { formatDone, formatEta, formatRate } from "../transfer/progressFormat.ts"
-import { rateLimitedUntilText } from "../transfer/progressView.ts"
+import { formatDone, formatEta, formatRate, rateLimitedUntilText } from "../transfer/progressFormat.ts"
 
 export interface ActiveTransfer {
   readonly path: string

@@ -1,4 +1,5 @@
-/** Human units for progress output (pure): binary sizes, rates and durations. */
+/** Human units for progress output (pure): binary sizes, rates, durations and rate-limit waits. */
+import type { TransferEvent } from "./ProgressTracker.ts"
 
 export const formatBytes = (n: number): string => {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"]
@@ -26,3 +27,11 @@ export const formatEta = (seconds: number | null): string => {
 /** `done/size (pct)`; a zero-byte file is 100 %. */
 export const formatDone = (done: number, size: number): string =>
   `${formatBytes(done)}/${formatBytes(size)} ${size === 0 ? 100 : Math.floor((done * 100) / size)}%`
+
+/** When a rate-limit wait ends, as UTC time (ISO 8601, rounded up to the second). */
+export const rateLimitedUntilText = (until: number): string =>
+  `${new Date(Math.ceil(until / 1000) * 1000).toISOString().slice(0, 19)}Z`
+
+/** A file waits for the service's rate limit: until when (UTC, to the second) and for how long. */
+export const rateLimitedLine = (e: Extract<TransferEvent, { readonly _tag: "RateLimited" }>): string =>
+  `waiting for the service's rate limit: ${e.name} until ${rateLimitedUntilText(e.until)} (${Math.ceil(e.delayMs / 1000)} s)`
