@@ -329,10 +329,8 @@ const bigTable = (title: string, results: Record<string, Array<Measured>>) => {
 /** a / b of one figure, pair by pair within each round. */
 const pairRatio =
   (results: Record<string, Array<Measured>>) =>
-  (a: string, b: string, f: (m: Measured) => number): Stats => {
-    const rb = results[b] ?? []
-    return stats((results[a] ?? []).map((m, i) => f(m) / f(rb[i] ?? m)))
-  }
+  (a: string, b: string, f: (m: Measured) => number): Stats =>
+    pairwise(results, (at) => f(at(a)) / f(at(b)))
 
 /**
  * A figure of several rows, round by round (`at(row)`: that row's measure in the round; NaN

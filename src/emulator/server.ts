@@ -99,20 +99,17 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Runn
 
   const apiRouter = new Router([...apiRoutes(context), ...(options.control ? controlRoutes(context, control) : [])])
   const cdnRouter = new Router(cdnRoutes(context))
-  const serveApi = (req: IncomingMessage, res: ServerResponse) => {
-    void handleRequest(context, apiRouter, "api", req, res)
+  /** One origin's server: plain HTTP, or https with `tls`; both route through the one pipeline. */
+  const originServer = (router: Router, origin: "api" | "cdn", tls: EmulatorOptions["cdnTls"]): Server => {
+    const serve = (req: IncomingMessage, res: ServerResponse) => {
+      void handleRequest(context, router, origin, req, res)
+    }
+    return tls === undefined
+      ? createServer({ keepAliveTimeout: 10_000 }, serve)
+      : createHttpsServer({ keepAliveTimeout: 10_000, ...tls }, serve)
   }
-  const apiServer: Server =
-    options.apiTls === undefined
-      ? createServer({ keepAliveTimeout: 10_000 }, serveApi)
-      : createHttpsServer({ keepAliveTimeout: 10_000, ...options.apiTls }, serveApi)
-  const serveCdn = (req: IncomingMessage, res: ServerResponse) => {
-    void handleRequest(context, cdnRouter, "cdn", req, res)
-  }
-  const cdnServer: Server =
-    options.cdnTls === undefined
-      ? createServer({ keepAliveTimeout: 10_000 }, serveCdn)
-      : createHttpsServer({ keepAliveTimeout: 10_000, ...options.cdnTls }, serveCdn)
+  const apiServer = originServer(apiRouter, "api", options.apiTls)
+  const cdnServer = originServer(cdnRouter, "cdn", options.cdnTls)
   const apiPort = await listen(apiServer, host, options.port ?? 0)
   let cdnPort: number
   try {

@@ -4,6 +4,7 @@
  * far an exchange got when it fails, and that interruption and the deadline really end the
  * request on the socket.
  */
+import * as DiagnosticsChannel from "node:diagnostics_channel"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type * as Net from "node:net"
@@ -37,6 +38,30 @@ const serveOver = (scheme: Scheme, handler: Http.RequestListener, identity = loc
         return new Promise<void>((resolve) => server.close(() => resolve()))
       })
   )
+
+/** The client's sockets of the exchanges made meanwhile, as Node's http client announces them. */
+const clientSockets = Effect.acquireRelease(
+  Effect.sync(() => {
+    const sockets = new Set<Net.Socket>()
+    const onStart = (message: unknown) => {
+      const { request } = message as { readonly request: Http.ClientRequest }
+      if (request.socket !== null) sockets.add(request.socket)
+      else request.once("socket", (socket) => sockets.add(socket))
+    }
+    DiagnosticsChannel.subscribe("http.client.request.start", onStart)
+    return { sockets, onStart }
+  }),
+  ({ onStart }) => Effect.sync(() => DiagnosticsChannel.unsubscribe("http.client.request.start", onStart))
+)
+
+/** Event-loop turns until `done`: the client has handled what its peer did (a close, say). */
+const untilClientSees = (done: () => boolean) =>
+  Effect.gen(function* () {
+    for (let turn = 0; !done(); turn++) {
+      if (turn > 1_000) return yield* Effect.die(new Error("the client never saw it"))
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+    }
+  })
 
 const request = (url: URL, overrides: Partial<WireRequest> = {}): WireRequest => ({
   method: "GET",
@@ -101,13 +126,14 @@ describe.each(SCHEMES)("ApiTransport over %s", (scheme) => {
     withPool(
       Effect.gen(function* () {
         const { server, url } = yield* serve((_req, res) => res.end("ok"))
+        const { sockets } = yield* clientSockets
         let connections = 0
         server.on(scheme === "https" ? "secureConnection" : "connection", () => connections++)
         for (let i = 0; i < 3; i++) assert.strictEqual((yield* exchange(request(url))).text, "ok")
         assert.strictEqual(connections, 1)
         // The server ends the idle connection; the next exchange must not be sent on it.
         server.closeIdleConnections()
-        yield* Effect.sleep("100 millis")
+        yield* untilClientSees(() => [...sockets].every((socket) => socket.destroyed))
         assert.strictEqual((yield* exchange(request(url))).text, "ok")
         assert.strictEqual(connections, 2)
       })
