@@ -1,8 +1,8 @@
 /**
  * scripts/build.ts: every file of the bundle is ASCII only, comments of bundled code
  * included, so that V8 holds its source (kept for lazy compilation) as a one-byte string,
- * half the size; and each command's implementation is a chunk of its own, so that the
- * daemon loads only its own code.
+ * half the size; each command's implementation is a chunk of its own, so that the daemon
+ * loads only its own code; and of Effect only the members used are bundled.
  */
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
@@ -122,6 +122,11 @@ describe("scripts/build.ts bundle", () => {
     // The API client is on Node's own http (src/api/ApiTransport.ts): undici brings http2 and a
     // WebAssembly parser to compile.
     assert.isFalse(loads(once, "node_modules/undici/"), "run --once loads undici")
+    // Effect's modules come one by one (scripts/namespaceImports.ts), not whole through its
+    // barrels: none of these is used by `run --once`.
+    for (const module of ["Cron", "JsonSchema", "encoding/Yaml", "encoding/Toml", "crypto/Cipher"]) {
+      assert.isFalse(loads(once, `node_modules/effect/dist/${module}\\.js$`), `run --once loads Effect's ${module}`)
+    }
     // Imported as an ES module, node:http loads Node's own undici (src/server/nodeHttp.ts).
     assert.notMatch(daemon, /from "node:http"/)
   })
