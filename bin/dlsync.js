@@ -6,7 +6,7 @@
 // it, so its time stands for theirs. On an older system Node (e.g. 20 on a fresh NAS), it
 // re-runs itself on the Node 24 runtime that `npm ci` installed as a devDependency.
 import { spawn } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs"
 import * as Module from "node:module"
 import { fileURLToPath } from "node:url"
 
@@ -123,14 +123,37 @@ const below = (base, levels) => {
   }
 }
 
+/**
+ * The cache of the build that runs, a folder of `cacheDir` (`bundle-` and the bundle's
+ * modification time, or `sources`); the folders of other builds are removed. Node never removes
+ * an entry, and each build adds its own (≈ 4 MB): without this, every update of an image or a
+ * checkout added to the user's cache for good. A dlsync of another build still running (a daemon
+ * not yet restarted) loses only its cache.
+ */
+const buildCacheDir = (cacheDir, build) => {
+  try {
+    for (const other of readdirSync(cacheDir)) {
+      if (other !== build) rmSync(`${cacheDir}/${other}`, { recursive: true, force: true })
+    }
+  } catch {
+    return undefined
+  }
+  return below(cacheDir, [build])
+}
+
 /** Start-up is over by then (the first pass has begun): what loads later is a little. */
 const COMPILE_CACHE_FLUSH_MS = 10_000
 
 if (major >= 24) {
-  const cacheDir = compileCacheDir(process.env)
-  if (!process.env.NODE_COMPILE_CACHE && cacheDir !== undefined) Module.enableCompileCache(cacheDir)
   const bundle = fileURLToPath(new URL("../dist/dlsync.mjs", import.meta.url))
-  await import(bundleIsFresh(bundle) ? bundle : "../src/main.ts")
+  const fresh = bundleIsFresh(bundle)
+  const cacheDir = compileCacheDir(process.env)
+  if (!process.env.NODE_COMPILE_CACHE && cacheDir !== undefined) {
+    const build = fresh ? `bundle-${Math.trunc(statSync(bundle).mtimeMs)}` : "sources"
+    const dir = buildCacheDir(cacheDir, build)
+    if (dir !== undefined) Module.enableCompileCache(dir)
+  }
+  await import(fresh ? bundle : "../src/main.ts")
   // Node holds the cache's entries in memory until it writes them out, at exit by default: a
   // daemon writes them once its start is over and lets them go (idle RSS 78 → 76 MB, as
   // without the cache; 3 pairs).

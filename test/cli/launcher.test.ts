@@ -21,7 +21,14 @@ const write = (rel: string, text: string, mtimeSeconds: number) => {
   Fs.utimesSync(path, mtimeSeconds, mtimeSeconds)
 }
 
-const whoRuns = () => execFileSync(process.execPath, [Path.join(tree, "bin", "dlsync.js")], { encoding: "utf8" }).trim()
+/** The caller's environment, with no cache directory: the user's own belongs to the real build. */
+const noCache = (): NodeJS.ProcessEnv => {
+  const { XDG_CACHE_HOME: _xdg, CACHE_DIRECTORY: _unit, ...env } = process.env
+  return { ...env, HOME: Path.join(tree, "no-home") }
+}
+
+const whoRuns = () =>
+  execFileSync(process.execPath, [Path.join(tree, "bin", "dlsync.js")], { encoding: "utf8", env: noCache() }).trim()
 
 beforeEach(() => {
   tree = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-launcher-"))
@@ -78,7 +85,10 @@ describe("bin/dlsync.js", () => {
   it("lets a Node flag given to it win over its own (given after them)", () => {
     write("dist/dlsync.mjs", "console.log(JSON.stringify(process.execArgv))\n", 2_000)
     const execArgv = JSON.parse(
-      execFileSync(process.execPath, ["--max-opt=4", Path.join(tree, "bin", "dlsync.js")], { encoding: "utf8" })
+      execFileSync(process.execPath, ["--max-opt=4", Path.join(tree, "bin", "dlsync.js")], {
+        encoding: "utf8",
+        env: noCache()
+      })
     )
     // V8 reads its flags in order: the last one given is in force (bench/run.ts's
     // --dlsync-node-flags=--max-opt=999 measures dlsync with TurboFan so).
@@ -87,14 +97,17 @@ describe("bin/dlsync.js", () => {
 
   it("keeps V8's code cache in the user's own cache directory (systemd's CacheDirectory= first), never a shared one", () => {
     write("dist/dlsync.mjs", 'import * as M from "node:module"; console.log(M.getCompileCacheDir() ?? "")\n', 2_000)
-    // Node keeps its entries in a subfolder per Node version and V8 flags.
-    const cacheDir = (env: Record<string, string>) =>
-      Path.dirname(
-        execFileSync(process.execPath, [Path.join(tree, "bin", "dlsync.js")], {
-          encoding: "utf8",
-          env: { PATH: process.env.PATH ?? "", ...env }
-        }).trim()
-      )
+    // A folder per build (this bundle's: bundle-2000000), where Node keeps its entries in a
+    // subfolder per Node version and V8 flags.
+    const cacheDir = (env: Record<string, string>) => {
+      const used = execFileSync(process.execPath, [Path.join(tree, "bin", "dlsync.js")], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", ...env }
+      }).trim()
+      if (used === "") return "."
+      assert.strictEqual(Path.basename(Path.dirname(used)), "bundle-2000000")
+      return Path.dirname(Path.dirname(used))
+    }
     const home = Path.join(tree, "home")
     for (const dir of ["home", "xdg", "unit"]) Fs.mkdirSync(Path.join(tree, dir))
     assert.strictEqual(cacheDir({ HOME: home }), Path.join(home, ".cache/dlsync/compile-cache"))
@@ -117,6 +130,34 @@ describe("bin/dlsync.js", () => {
     // Node's own recursive mkdir never returns there.
     assert.strictEqual(cacheDir({ HOME: "/proc/nonexistent" }), ".")
     assert.strictEqual(cacheDir({ HOME: home, NODE_DISABLE_COMPILE_CACHE: "1" }), ".")
+  })
+
+  it("keeps the code cache of the build that runs only: an update's older entries are removed", () => {
+    const root = Path.join(tree, "home/.cache/dlsync/compile-cache")
+    const run = () =>
+      execFileSync(process.execPath, [Path.join(tree, "bin", "dlsync.js")], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", HOME: Path.join(tree, "home") }
+      }).trim()
+    const builds = () => Fs.readdirSync(root).sort()
+    const entries = (build: string) => Fs.readdirSync(Path.join(root, build), { recursive: true }).length
+    Fs.mkdirSync(root, { recursive: true })
+    // The layout before builds had folders: Node's own version folder at the top.
+    Fs.mkdirSync(Path.join(root, "v24.0.0-x64-00000000-0"))
+    Fs.writeFileSync(Path.join(root, "v24.0.0-x64-00000000-0", "0a1b2c3d"), "an entry")
+    assert.strictEqual(run(), "sources")
+    assert.deepStrictEqual(builds(), ["sources"])
+    assert.isAbove(entries("sources"), 0, "the sources' entries are written")
+    write("dist/dlsync.mjs", 'console.log("bundle")\n', 2_000)
+    assert.strictEqual(run(), "bundle")
+    assert.deepStrictEqual(builds(), ["bundle-2000000"])
+    assert.isAbove(entries("bundle-2000000"), 0)
+    assert.strictEqual(run(), "bundle")
+    assert.deepStrictEqual(builds(), ["bundle-2000000"], "a second start keeps its own")
+    // An update: a newer bundle.
+    write("dist/dlsync.mjs", 'console.log("update")\n', 3_000)
+    assert.strictEqual(run(), "update")
+    assert.deepStrictEqual(builds(), ["bundle-3000000"])
   })
 
   it("runs the bundle where no sources ship (the container image)", () => {
