@@ -218,6 +218,11 @@ const CLOCK_TICKS = 100
  * and peak RSS of the process tree's largest member (getrusage(RUSAGE_CHILDREN) in a tiny
  * Python wrapper, since Node cannot read a child's rusage). `env` is the command's whole
  * environment (default: this process's).
+ *
+ * The CPU is what the children used after the wrapper began: a `python3` that is a launcher
+ * script (pyenv's shim) runs helper processes and then becomes Python, and their CPU is already
+ * in its RUSAGE_CHILDREN (0.27 s on this machine, added to every row until session 12). The peak
+ * RSS has a floor of the wrapper's own, ≈ 12 MB: a child counts its size before it `exec`s.
  */
 export const measure = (
   command: string,
@@ -226,11 +231,13 @@ export const measure = (
 ): Measured => {
   const wrapper = `
 import json, resource, subprocess, sys, time
+b = resource.getrusage(resource.RUSAGE_CHILDREN)
 t = time.perf_counter()
 r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
 e = time.perf_counter() - t
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"code": r.returncode, "seconds": e, "cpu": u.ru_utime + u.ru_stime, "rss": u.ru_maxrss}))
+cpu = u.ru_utime + u.ru_stime - b.ru_utime - b.ru_stime
+print(json.dumps({"code": r.returncode, "seconds": e, "cpu": cpu, "rss": u.ru_maxrss}))
 `
   const out = ChildProcess.execFileSync("python3", ["-c", wrapper, command, ...args], { encoding: "utf8", env })
   const r: { code: number; seconds: number; cpu: number; rss: number } = JSON.parse(
