@@ -119,9 +119,14 @@ const main = async () => {
   const emulators: Array<ChildProcess.ChildProcess> = []
   try {
     const cli = await installCli(Path.join(DIR, "cli"))
-    const emulator = async (tag: string, cdn: string, library: (controlUrl: string) => Promise<Library>) => {
+    /** An emulator of its own, stopped with the others at the end. */
+    const account = async (tag: string, cdn: string) => {
       const started = await startEmulator(cli, `${cdn}/e/${tag}`, Path.join(IDS, tag), env)
       emulators.push(started.child)
+      return started
+    }
+    const emulator = async (tag: string, cdn: string, library: (controlUrl: string) => Promise<Library>) => {
+      const started = await account(tag, cdn)
       return { ...started, ...(await library(started.controlUrl)), tag }
     }
     const peers: Peers = { cdn: origin, caCert: tls?.cert, env }
@@ -132,8 +137,7 @@ const main = async () => {
     if (wanted("big")) {
       const whole = await emulator("w", origin, (url) => addLibrary(url, "w", false))
       // An account with nothing in it: dlsync's start and one look at the account, alone.
-      const empty = await startEmulator(cli, `${origin}/e/n`, Path.join(IDS, "n"), env)
-      emulators.push(empty.child)
+      const empty = await account("n", origin)
       big({ ...peers, cli, api: whole.api }, { ...peers, cli, api: empty.api })
     }
     if (wanted("capped")) {

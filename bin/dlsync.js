@@ -71,12 +71,14 @@ const newestUnder = (dir) => {
   return newest
 }
 
-const bundleIsFresh = (bundle) => {
+/** When the bundle was built, if it is newer than every source and the lock file; else undefined. */
+const freshBundleTime = (bundle) => {
   const built = statSync(bundle, { throwIfNoEntry: false })?.mtimeMs
-  if (built === undefined) return false
+  if (built === undefined) return undefined
   const src = fileURLToPath(new URL("../src", import.meta.url))
   const lock = fileURLToPath(new URL("../package-lock.json", import.meta.url))
-  return built >= newestUnder(src) && built >= (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0)
+  const fresh = built >= newestUnder(src) && built >= (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0)
+  return fresh ? built : undefined
 }
 
 // execve exists on Linux and macOS; elsewhere dlsync runs with V8's defaults.
@@ -146,14 +148,14 @@ const COMPILE_CACHE_FLUSH_MS = 10_000
 
 if (major >= 24) {
   const bundle = fileURLToPath(new URL("../dist/dlsync.mjs", import.meta.url))
-  const fresh = bundleIsFresh(bundle)
+  const built = freshBundleTime(bundle)
   const cacheDir = compileCacheDir(process.env)
   if (!process.env.NODE_COMPILE_CACHE && cacheDir !== undefined) {
-    const build = fresh ? `bundle-${Math.trunc(statSync(bundle).mtimeMs)}` : "sources"
+    const build = built === undefined ? "sources" : `bundle-${Math.trunc(built)}`
     const dir = buildCacheDir(cacheDir, build)
     if (dir !== undefined) Module.enableCompileCache(dir)
   }
-  await import(fresh ? bundle : "../src/main.ts")
+  await import(built === undefined ? "../src/main.ts" : bundle)
   // Node holds the cache's entries in memory until it writes them out, at exit by default: a
   // daemon writes them once its start is over and lets them go (idle RSS 78 → 76 MB, as
   // without the cache; 3 pairs).

@@ -1,7 +1,7 @@
 /**
  * `npm run build` (also run by `npm ci` and `npm install`, through `prepare`): bundles the
  * CLI into `dist/`: the entry `dist/dlsync.mjs`, which `bin/dlsync.js` runs whenever it is
- * newer than every source (see `bundleIsFresh` there; otherwise the launcher runs the
+ * newer than every source (see `freshBundleTime` there; otherwise the launcher runs the
  * sources directly), and the chunks it imports, `dist/chunks/*.mjs`.
  *
  * Why a bundle: memory. Running the ~170 type-stripped sources loads Node's TypeScript
