@@ -18,6 +18,7 @@ import { Context, Effect, Layer, Predicate, Schedule } from "effect"
 import { makeDirsSync } from "../fs/makeDirs.ts"
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts"
 import { SchemaTooNew, type StateDiskFull, type StoreDamaged, StoreOpenError, storeFailureOf } from "./StoreError.ts"
+import { writeTransaction } from "./writeTransaction.ts"
 
 export const DATABASE_FILE = "state.db"
 export const BUSY_TIMEOUT_MS = 5_000
@@ -89,11 +90,11 @@ export const openDatabase = Effect.fnUntraced(function* (
         if (migration.version <= version) continue
         // Under the write lock, the version read again: another process opening the same
         // fresh state dir (a `status` beside a starting run) may have applied it meanwhile.
-        db.transaction(() => {
+        writeTransaction(db, () => {
           if (readUserVersion(db) >= migration.version) return
           db.exec(migration.sql)
           db.pragma(`user_version = ${migration.version}`)
-        }).immediate()
+        })()
       }
       // SQLite gives -wal/-shm the database's mode; make sure of it all the same.
       for (const suffix of ["-wal", "-shm"]) {

@@ -6,6 +6,7 @@
 import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Schema } from "effect"
 import { nowIso } from "./columns.ts"
+import { writeTransaction } from "./writeTransaction.ts"
 
 export const EventLevel = Schema.Literals(["info", "warn", "error"])
 export type EventLevel = typeof EventLevel.Type
@@ -61,7 +62,7 @@ export const makeEventTables = (db: BetterSqlite3.Database): EventTables => {
     q.pruneEvents.run(EVENTS_KEPT)
   }
 
-  const replaceHeld = db.transaction((paths: ReadonlyArray<string>, now: string) => {
+  const replaceHeld = writeTransaction(db, (paths: ReadonlyArray<string>, now: string) => {
     q.clearHeld.run()
     for (const path of paths) q.putHeld.run(path, now)
   })

@@ -16,6 +16,7 @@ import type { FileId } from "../domain/FileId.ts"
 import { type RemoteChange, RemoteItem } from "../domain/RemoteItem.ts"
 import { decodeCount, nowIso, rowTo } from "./columns.ts"
 import type { EventTables } from "./eventTables.ts"
+import { writeTransaction } from "./writeTransaction.ts"
 
 export const FeedParams = Schema.Struct({
   /** `changes`: GET /files/changes; `listing`: full GET /files walks (API keys, see the issue). */
@@ -120,7 +121,7 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
   const begin = (params: FeedParams, modeReason: string) =>
     Effect.flatMap(nowIso, (now) =>
       Effect.sync(
-        db.transaction((): FeedState => {
+        writeTransaction(db, (): FeedState => {
           const current = readFeed()
           const changed = describeParamChange(current.params, params)
           if (changed !== null) {
@@ -156,7 +157,7 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
   const rebuild = (reason: string) =>
     Effect.flatMap(nowIso, (now) =>
       Effect.sync(
-        db.transaction((): FeedState => {
+        writeTransaction(db, (): FeedState => {
           q.startRebuild.run(now, reason)
           log.appendAt(
             { level: "warn", kind: "rebuild", message: `full listing started: ${reason}`, path: null, remoteId: null },
@@ -167,7 +168,7 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
       )
     )
 
-  const applyPageNow = db.transaction((page: FeedPage, now: string): PageOutcome => {
+  const applyPageNow = writeTransaction(db, (page: FeedPage, now: string): PageOutcome => {
     const feed = readFeed()
     const generation = feed.rebuild?.generation ?? feed.generation
     let upserted = 0

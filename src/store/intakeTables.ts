@@ -16,6 +16,7 @@ import type BetterSqlite3 from "better-sqlite3"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { IntakeId } from "../domain/IntakeId.ts"
 import { Database } from "./Database.ts"
+import { writeTransaction } from "./writeTransaction.ts"
 
 export const IntakePhase = Schema.Literals(["new", "sending", "selecting", "parked", "sent", "failed", "removed"])
 export type IntakePhase = typeof IntakePhase.Type
@@ -137,7 +138,7 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
     const raw = q.get.get(id)
     return raw === undefined ? undefined : decodeRow(raw)
   }
-  const add = db.transaction((intake: NewIntake, now: number) => {
+  const add = writeTransaction(db, (intake: NewIntake, now: number) => {
     const existing = getRow(intake.id)
     if (existing !== undefined && existing.phase !== "removed") return { record: existing, created: false }
     q.insert.run({
@@ -157,7 +158,8 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
     if (record === undefined) throw new Error(`intake ${intake.id} vanished after its insert`)
     return { record, created: true }
   })
-  const update = db.transaction(
+  const update = writeTransaction(
+    db,
     (id: string, from: ReadonlyArray<IntakePhase>, patch: IntakePatch, now: number): boolean => {
       const current = getRow(id)
       if (current === undefined || !from.includes(current.phase)) return false
@@ -174,11 +176,11 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
     }
   )
   return {
-    add: (intake, now) => Effect.sync(() => add.immediate(intake, now)),
+    add: (intake, now) => Effect.sync(() => add(intake, now)),
     get: (id) => Effect.sync(() => Option.fromNullishOr(getRow(id))),
     live: Effect.sync(() => q.live.all().map(decodeRow)),
     owingCleanup: Effect.sync(() => q.owingCleanup.all().map(decodeRow)),
-    update: (id, from, patch, now) => Effect.sync(() => update.immediate(id, from, patch, now)),
+    update: (id, from, patch, now) => Effect.sync(() => update(id, from, patch, now)),
     mirroredIds: Effect.sync(() => {
       const ids = new Set<string>()
       for (const raw of q.mirrored.all()) {

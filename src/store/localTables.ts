@@ -15,6 +15,7 @@ import { FileId } from "../domain/FileId.ts"
 import { type LocalEntry, LocalEntryState, LocallyDeleted } from "../domain/LocalEntry.ts"
 import { ItemType } from "../domain/RemoteItem.ts"
 import { decodeCount, nowIso, rowTo } from "./columns.ts"
+import { writeTransaction } from "./writeTransaction.ts"
 
 /** A local operation the executor started; `ino` identifies what it moves or removes. */
 export const PendingOp = Schema.Struct({
@@ -94,20 +95,20 @@ export const makeLocalTables = (db: BetterSqlite3.Database): LocalTables => {
     clearPending: db.prepare("DELETE FROM pending_op")
   }
 
-  const putEntry = db.transaction((entry: LocalEntry, now: string) => {
+  const putEntry = writeTransaction(db, (entry: LocalEntry, now: string) => {
     const existing = q.localById.get(entry.remoteId)
     if (existing !== undefined && decodeEntry(existing).path !== entry.path) q.deleteLocalById.run(entry.remoteId)
     q.putLocal.run({ ...encodeEntry(entry), updated_at: now })
   })
 
-  const moveEntries = db.transaction((from: string, to: string, now: string) => {
+  const moveEntries = writeTransaction(db, (from: string, to: string, now: string) => {
     // Nothing recorded at `from` (a move already applied): nothing to do, nothing to drop.
     if (from === to || q.localByPath.get(from) === undefined) return
     q.deleteLocalTree.run({ path: to })
     q.moveLocalTree.run({ from, to, now })
   })
 
-  const markDeleted = db.transaction((marker: LocallyDeleted, now: string) => {
+  const markDeleted = writeTransaction(db, (marker: LocallyDeleted, now: string) => {
     q.deleteLocalById.run(marker.remoteId)
     q.putMarker.run(marker.remoteId, marker.path, now)
   })

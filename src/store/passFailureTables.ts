@@ -6,6 +6,7 @@
  */
 import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Schema } from "effect"
+import { writeTransaction } from "./writeTransaction.ts"
 
 /** An item a reconcile left unmirrored. */
 export const PassFailure = Schema.Struct({
@@ -30,7 +31,7 @@ export const makePassFailureTables = (db: BetterSqlite3.Database): PassFailureTa
     ),
     all: db.prepare("SELECT path, remote_id, reason FROM pass_failures ORDER BY path")
   }
-  const replace = db.transaction((failures: ReadonlyArray<PassFailure>) => {
+  const replace = writeTransaction(db, (failures: ReadonlyArray<PassFailure>) => {
     q.clear.run()
     for (const f of failures) q.put.run(encodeRow(f))
   })

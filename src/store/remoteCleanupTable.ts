@@ -10,6 +10,7 @@ import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Schema } from "effect"
 import { FileId } from "../domain/FileId.ts"
 import { rowTo } from "./columns.ts"
+import { writeTransaction } from "./writeTransaction.ts"
 
 export interface CleanupRow {
   readonly remoteId: FileId
@@ -63,7 +64,7 @@ export const makeRemoteCleanupTable = (db: BetterSqlite3.Database): RemoteCleanu
     drop: db.prepare("DELETE FROM remote_cleanup WHERE remote_id = ?"),
     progress: db.prepare("SELECT json_extract(entry, '$.state') AS state FROM app_state_outbox WHERE file_id = ?")
   }
-  const markDeleting = db.transaction((ids: ReadonlyArray<FileId>, now: number) => {
+  const markDeleting = writeTransaction(db, (ids: ReadonlyArray<FileId>, now: number) => {
     for (const id of ids) q.mark.run(now, id)
   })
   return {

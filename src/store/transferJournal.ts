@@ -10,6 +10,7 @@
 import type BetterSqlite3 from "better-sqlite3"
 import { DateTime, Effect, Option, Schema, Struct } from "effect"
 import { TransferRecord, TransferSegment } from "../domain/TransferRecord.ts"
+import { writeTransaction } from "./writeTransaction.ts"
 
 export interface TransferJournalTable {
   readonly load: (fileId: string) => Effect.Effect<Option.Option<TransferRecord>>
@@ -29,7 +30,7 @@ export const makeTransferJournalTable = (db: BetterSqlite3.Database): TransferJo
     putSegment: db.prepare('INSERT INTO transfer_segments (file_id, start, "end", durable) VALUES (?, ?, ?, ?)'),
     remove: db.prepare("DELETE FROM transfers WHERE file_id = ?")
   }
-  const save = db.transaction((record: TransferRecord, now: string) => {
+  const save = writeTransaction(db, (record: TransferRecord, now: string) => {
     q.put.run({ ...encodeTransfer(record), updated_at: now })
     q.clearSegments.run(record.fileId)
     for (const s of record.segments) q.putSegment.run(record.fileId, s.start, s.end, s.durable)
