@@ -138,7 +138,15 @@ const main = async () => {
       const whole = await emulator("w", origin, (url) => addLibrary(url, "w", false))
       // An account with nothing in it: dlsync's start and one look at the account, alone.
       const empty = await account("n", origin)
-      big({ ...peers, cli, api: whole.api }, { ...peers, cli, api: empty.api })
+      const stackFloorCli = await installCli(
+        STACK_FLOOR_DIR,
+        Path.join(import.meta.dirname, "support", "stackFloor.ts")
+      )
+      big(
+        { ...peers, cli, api: whole.api },
+        { ...peers, cli, api: empty.api },
+        { ...peers, cli: stackFloorCli, api: empty.api }
+      )
     }
     if (wanted("capped")) {
       const whole = await emulator("c", cappedOrigin, (url) => addLibrary(url, "c", false))
@@ -202,6 +210,10 @@ const RCLONE_PINNED = "rclone 4 streams && sync FILE, taskset -c 0"
 const NODE_FLOOR = "Node floor: 1 socket, onread, fdatasync (diag.)"
 /** The same process on an empty account: its start-up, subtracted in the goals' info rows. */
 const DLSYNC_STARTUP = "dlsync run --once, empty account (start-up, diag.)"
+/** support/stackFloor.ts: the start of an empty Effect CLI program installed as dlsync is. */
+const STACK_FLOOR = "stack floor: empty Effect CLI, via the launcher (diag.)"
+const NODE_START = "Node start: node -e 0 (diag.)"
+const STACK_FLOOR_DIR = Path.join(DIR, "stack-floor")
 /** The row of `--dlsync-node-flags`. */
 const DLSYNC_FLAGGED = `${DLSYNC}, ${[...NODE_FLAGS, ...Object.entries(EXTRA_ENV).map(([k, v]) => `${k}=${v}`)].join(" ")}`
 
@@ -220,10 +232,13 @@ const flaggedGoals = (ratio: ReturnType<typeof pairRatio>) =>
         goal(`${DLSYNC_FLAGGED} CPU s / ${DLSYNC}`, ratio(DLSYNC_FLAGGED, DLSYNC, cpu), undefined)
       ]
 
-const big = (w: Whole, empty: Whole) => {
+const big = (w: Whole, empty: Whole, stackFloor: Whole) => {
   const tools: Record<string, () => Measured> = {
     ...dlsyncRows(w),
     [DLSYNC_STARTUP]: () => dlsyncOnce(empty),
+    // A home of its own: the launcher keeps only its own build's code cache in a home.
+    [STACK_FLOOR]: () => dlsyncOnce(stackFloor, [], [], { HOME: STACK_FLOOR_DIR }),
+    [NODE_START]: () => peer([NODE, "-e", "0"]),
     [RCLONE_DURABLE]: () => durable(rclone4(w)),
     "rclone 4 streams (page cache)": () => peer(rclone4(w)),
     "curl -o && sync FILE": () => durable(curl(w)),
@@ -250,7 +265,10 @@ const big = (w: Whole, empty: Whole) => {
     [DLSYNC_PINNED]: () => dlsyncOnce(w, ["taskset", "-c", "0"]),
     [RCLONE_PINNED]: () => durable(["taskset", "-c", "0", ...rclone4(w)])
   }
-  const results = rounds(tools, (row) => row === DLSYNC_STARTUP || checkBig())
+  const results = rounds(
+    tools,
+    (row) => row === DLSYNC_STARTUP || row === STACK_FLOOR || row === NODE_START || checkBig()
+  )
   verifyBig(w)
   bigTable(`One ${(BIG / 2 ** 20).toFixed(0)} MiB file over ${SCHEME}, whole processes`, results)
   const ratio = pairRatio(results)
@@ -275,6 +293,21 @@ const big = (w: Whole, empty: Whole) => {
       pairwise(results, (at) => (cpu(at(DLSYNC)) - cpu(at(DLSYNC_STARTUP))) / cpu(at(RCLONE_DURABLE))),
       undefined,
       "the bytes alone"
+    ),
+    goal(
+      `best on this stack (Node floor + stack floor - Node start) CPU s / ${RCLONE_DURABLE}`,
+      pairwise(
+        results,
+        (at) => (cpu(at(NODE_FLOOR)) + cpu(at(STACK_FLOOR)) - cpu(at(NODE_START))) / cpu(at(RCLONE_DURABLE))
+      ),
+      undefined,
+      "the best this stack allows"
+    ),
+    goal(
+      "dlsync's own start-up (its start-up less the stack floor), CPU s",
+      pairwise(results, (at) => cpu(at(DLSYNC_STARTUP)) - cpu(at(STACK_FLOOR))),
+      undefined,
+      "dlsync's own start"
     ),
     ...flaggedGoals(ratio)
   ])

@@ -304,19 +304,21 @@ const canConnect = (port: number): Promise<boolean> =>
     s.once("error", () => resolve(false))
   })
 
+const ROOT = Path.resolve(import.meta.dirname, "..", "..")
+
 /**
  * The dlsync CLI installed in `dir` as `npm ci` installs it: the launcher bin/dlsync.js
- * beside the bundle dist/dlsync.mjs (built from src/main.ts by scripts/build.ts) and
- * package.json, with a link to the project's node_modules. Returns the launcher's path.
+ * beside the bundle dist/dlsync.mjs (built from `entry`, src/main.ts unless given, by
+ * scripts/build.ts) and package.json, with a link to the project's node_modules. Returns the
+ * launcher's path.
  */
-export const installCli = async (dir: string): Promise<string> => {
-  const root = Path.resolve(import.meta.dirname, "..", "..")
+export const installCli = async (dir: string, entry = Path.join(ROOT, "src", "main.ts")): Promise<string> => {
   Fs.rmSync(dir, { recursive: true, force: true })
   Fs.mkdirSync(Path.join(dir, "bin"), { recursive: true })
-  Fs.copyFileSync(Path.join(root, "bin", "dlsync.js"), Path.join(dir, "bin", "dlsync.js"))
-  Fs.copyFileSync(Path.join(root, "package.json"), Path.join(dir, "package.json"))
-  Fs.symlinkSync(Path.join(root, "node_modules"), Path.join(dir, "node_modules"))
-  await bundle(Path.join(root, "src", "main.ts"), Path.join(dir, "dist", "dlsync.mjs"))
+  Fs.copyFileSync(Path.join(ROOT, "bin", "dlsync.js"), Path.join(dir, "bin", "dlsync.js"))
+  Fs.copyFileSync(Path.join(ROOT, "package.json"), Path.join(dir, "package.json"))
+  Fs.symlinkSync(Path.join(ROOT, "node_modules"), Path.join(dir, "node_modules"))
+  await bundle(entry, Path.join(dir, "dist", "dlsync.mjs"))
   return Path.join(dir, "bin", "dlsync.js")
 }
 
@@ -328,7 +330,7 @@ export const installCli = async (dir: string): Promise<string> => {
 export const bundleRunner = async (entry: string, dir: string): Promise<string> => {
   Fs.rmSync(dir, { recursive: true, force: true })
   Fs.mkdirSync(dir, { recursive: true })
-  Fs.symlinkSync(Path.resolve(import.meta.dirname, "..", "..", "node_modules"), Path.join(dir, "node_modules"))
+  Fs.symlinkSync(Path.join(ROOT, "node_modules"), Path.join(dir, "node_modules"))
   const outfile = Path.join(dir, `${Path.basename(entry, ".ts")}.mjs`)
   await bundle(entry, outfile)
   return outfile
