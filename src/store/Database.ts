@@ -7,7 +7,8 @@
  *   hold the account's file names and the cursor).
  * - WAL journal, synchronous=FULL (a committed page or cursor survives power loss),
  *   foreign keys on, busy_timeout set; every transaction that writes begins IMMEDIATE
- *   (writeTransaction.ts), so another process's commit is waited out, never a failure.
+ *   (writeTransaction.ts): another process's write is waited out (busy_timeout), not a
+ *   failure at once.
  * - A schema newer than SCHEMA_VERSION fails with SchemaTooNew before anything is written;
  *   each migration runs in one transaction together with its `user_version` bump, and
  *   processes opening the same fresh state dir at once apply each migration once.
