@@ -27,8 +27,11 @@ const noCache = (): NodeJS.ProcessEnv => {
   return { ...env, HOME: Path.join(tree, "no-home") }
 }
 
-const whoRuns = () =>
-  execFileSync(process.execPath, [Path.join(tree, "bin", "dlsync.js")], { encoding: "utf8", env: noCache() }).trim()
+/** What the scratch tree's launcher prints, started by this Node with `nodeFlags` before it. */
+const launch = (env: NodeJS.ProcessEnv, nodeFlags: ReadonlyArray<string> = []) =>
+  execFileSync(process.execPath, [...nodeFlags, Path.join(tree, "bin", "dlsync.js")], { encoding: "utf8", env }).trim()
+
+const whoRuns = () => launch(noCache())
 
 beforeEach(() => {
   tree = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-launcher-"))
@@ -84,12 +87,7 @@ describe("bin/dlsync.js", () => {
 
   it("lets a Node flag given to it win over its own (given after them)", () => {
     write("dist/dlsync.mjs", "console.log(JSON.stringify(process.execArgv))\n", 2_000)
-    const execArgv = JSON.parse(
-      execFileSync(process.execPath, ["--max-opt=4", Path.join(tree, "bin", "dlsync.js")], {
-        encoding: "utf8",
-        env: noCache()
-      })
-    )
+    const execArgv = JSON.parse(launch(noCache(), ["--max-opt=4"]))
     // V8 reads its flags in order: the last one given is in force (bench/run.ts's
     // --dlsync-node-flags=--max-opt=999 measures dlsync with TurboFan so).
     assert.isAbove(execArgv.lastIndexOf("--max-opt=4"), execArgv.indexOf("--max-opt=1"))
@@ -100,10 +98,7 @@ describe("bin/dlsync.js", () => {
     // A folder per build (this bundle's: bundle-2000000), where Node keeps its entries in a
     // subfolder per Node version and V8 flags.
     const cacheDir = (env: Record<string, string>) => {
-      const used = execFileSync(process.execPath, [Path.join(tree, "bin", "dlsync.js")], {
-        encoding: "utf8",
-        env: { PATH: process.env.PATH ?? "", ...env }
-      }).trim()
+      const used = launch({ PATH: process.env.PATH ?? "", ...env })
       if (used === "") return "."
       assert.strictEqual(Path.basename(Path.dirname(used)), "bundle-2000000")
       return Path.dirname(Path.dirname(used))
@@ -134,11 +129,7 @@ describe("bin/dlsync.js", () => {
 
   it("keeps the code cache of the build that runs only: an update's older entries are removed", () => {
     const root = Path.join(tree, "home/.cache/dlsync/compile-cache")
-    const run = () =>
-      execFileSync(process.execPath, [Path.join(tree, "bin", "dlsync.js")], {
-        encoding: "utf8",
-        env: { PATH: process.env.PATH ?? "", HOME: Path.join(tree, "home") }
-      }).trim()
+    const run = () => launch({ PATH: process.env.PATH ?? "", HOME: Path.join(tree, "home") })
     const builds = () => Fs.readdirSync(root).sort()
     const entries = (build: string) => Fs.readdirSync(Path.join(root, build), { recursive: true }).length
     Fs.mkdirSync(root, { recursive: true })
