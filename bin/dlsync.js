@@ -1,4 +1,13 @@
-#!/usr/bin/env node
+#!/bin/sh
+":" //; case " $NODE_OPTIONS " in *" --max-semi-space-size"*) exec node "$0" "$@" ;; esac
+":" //; export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX-2}" MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_-32768}"
+":" //; exec node --max-semi-space-size=1 --optimize-for-size --max-opt=1 --liftoff-only "$0" "$@"
+// The three lines above are shell and JavaScript at once: to Node, string statements and
+// comments; to the shell, which runs this file when it is started as a program (systemd's
+// ExecStart=, `dlsync` on PATH, npx), the start of Node with the memory settings described at
+// V8_FLAGS below, so that Node starts once (`run --once` with nothing to do: 0.62 → 0.52 CPU s,
+// 6 pairs). `node bin/dlsync.js` runs the JavaScript alone, which re-executes itself with the
+// same settings: keep the two lists alike (test/cli/launcher.test.ts compares them).
 // Launcher. On Node >= 24 it runs the bundle `dist/dlsync.mjs` (made by `npm ci` through
 // `prepare`, see scripts/build.ts: it takes half the memory of the sources) when that is
 // newer than every source, else the TypeScript sources themselves (type stripping), so an
@@ -37,11 +46,12 @@ const major = Number(process.versions.node.split(".")[0])
  *   parser on a background thread at the first request, a 19 MB spike in memory (peak RSS
  *   of `run --once` over 2 GiB https, 4 connections: 113 → 94 MB; defaults, 3 pairs:
  *   114–121 → 101 MB, wall 3.7–3.9 → 3.6–3.7 s, CPU 4.2–4.5 → 3.5–3.9 s), for a few responses.
- * The re-execution costs a second start of Node: `run --once` with nothing to do spends
- * 0.43 CPU s given the flags (no re-execution) and 0.56 without (10 pairs). It stays: V8
- * freezes its flags once it runs (`v8.setFlagsFromString("--max-opt=1")` then changes
- * nothing), glibc reads its variables at start, and a shebang that passes them
- * (`#!/usr/bin/env -S node …`) fails on BusyBox's env, which many NAS systems have.
+ * The re-execution costs a second start of Node (`run --once` with nothing to do: 0.43 CPU s
+ * given the flags, 0.56 without, 10 pairs), which the shell lines at the top spare a started
+ * program. It stays for `node bin/dlsync.js`: V8 freezes its flags once it runs
+ * (`v8.setFlagsFromString("--max-opt=1")` then changes nothing), glibc reads its variables at
+ * start, and a shebang that passes them (`#!/usr/bin/env -S node …`) fails on BusyBox's env,
+ * which many NAS systems have.
  * - MALLOC_ARENA_MAX=2: glibc otherwise gives each thread (V8's compilers, libuv's pool) an
  *   arena of its own that keeps what it freed (17 MB in one after the requests).
  * - MALLOC_MMAP_THRESHOLD_=32768: glibc maps blocks of 32 KiB and more on their own and

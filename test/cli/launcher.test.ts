@@ -66,23 +66,54 @@ describe("bin/dlsync.js", () => {
     assert.strictEqual(whoRuns(), "sources")
   })
 
-  it("runs it with a small young generation, no TurboFan and glibc's malloc set for a daemon, in the launcher's own process", () => {
+  /** What a scratch bundle that prints its process's settings reports, started by `start`. */
+  const settingsWhenStarted = (start: () => string) => {
     write(
       "dist/dlsync.mjs",
       "console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ }))\n",
       2_000
     )
-    const ran = JSON.parse(whoRuns())
-    assert.includeMembers(ran.execArgv, [
-      "--max-semi-space-size=1",
-      "--optimize-for-size",
-      "--max-opt=1",
-      "--liftoff-only"
-    ])
+    return JSON.parse(start())
+  }
+  const daemonSettings = ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=1", "--liftoff-only"]
+
+  it("runs it with a small young generation, no TurboFan and glibc's malloc set for a daemon, in the launcher's own process", () => {
+    const ran = settingsWhenStarted(whoRuns)
+    assert.includeMembers(ran.execArgv, daemonSettings)
     assert.strictEqual(ran.arenas, "2")
     assert.strictEqual(ran.mmapThreshold, "32768")
     // execve, not a child: the process this test started (a supervisor's) is the one that runs.
     assert.strictEqual(ran.ppid, process.pid)
+  })
+
+  it("started as a program (its shell lines), starts Node once with the same settings", () => {
+    // `node` on PATH is the Node 24 of node_modules/.bin that runs these tests.
+    const asProgram = (env: NodeJS.ProcessEnv) =>
+      execFileSync(Path.join(tree, "bin", "dlsync.js"), [], { encoding: "utf8", env }).trim()
+    // Each start of Node adds a line (the JavaScript's re-execution would be a second).
+    const starts = Path.join(tree, "starts")
+    write(
+      "count-start.mjs",
+      `import * as Fs from "node:fs"; Fs.appendFileSync(${JSON.stringify(starts)}, "start\\n")\n`,
+      1_000
+    )
+    const counted = { ...noCache(), NODE_OPTIONS: `--import=${Path.join(tree, "count-start.mjs")}` }
+    const ran = settingsWhenStarted(() => asProgram(counted))
+    assert.strictEqual(Fs.readFileSync(starts, "utf8"), "start\n", "one start of Node")
+    const byNode = settingsWhenStarted(() => launch(counted))
+    assert.strictEqual(Fs.readFileSync(starts, "utf8"), "start\n".repeat(3), "`node bin/dlsync.js` re-executes")
+    assert.deepStrictEqual(ran.execArgv, byNode.execArgv)
+    assert.deepStrictEqual([ran.arenas, ran.mmapThreshold], [byNode.arenas, byNode.mmapThreshold])
+    assert.strictEqual(ran.ppid, process.pid, "the shell execs Node, which runs the bundle itself")
+    // Settings the user gave are theirs, as for `node bin/dlsync.js`.
+    const own = settingsWhenStarted(() =>
+      asProgram({ ...noCache(), NODE_OPTIONS: "--max-semi-space-size=8", MALLOC_ARENA_MAX: "4" })
+    )
+    assert.deepStrictEqual(own.execArgv, [])
+    assert.strictEqual(own.arenas, "4")
+    const arenas = settingsWhenStarted(() => asProgram({ ...noCache(), MALLOC_ARENA_MAX: "8" }))
+    assert.includeMembers(arenas.execArgv, daemonSettings)
+    assert.deepStrictEqual([arenas.arenas, arenas.mmapThreshold], ["8", "32768"])
   })
 
   it("lets a Node flag given to it win over its own (given after them)", () => {
