@@ -19,7 +19,9 @@
  * `--split-links` asks for every link first and reports that phase apart; `--verbose`
  * prints the runner's own output. `--dlsync-node-flags FLAGS` (big and capped) adds a row of
  * the same dlsync process given these Node flags (after the launcher's own, so they win),
- * run in the same rounds, and its wall and CPU ratios to the plain row, pair by pair;
+ * run in the same rounds, and its wall and CPU ratios to the plain row, pair by pair (that row
+ * starts as `node FLAGS bin/dlsync.js`, the plain one as a program: include
+ * --max-semi-space-size=1 so that both start Node once);
  * `--dlsync-env NAME=VALUE` (e.g. a glibc malloc setting, which the launcher then keeps) does
  * the same with a variable in that row's environment. `--rows REGEX` runs only the rows whose
  * names match (e.g. `--rows dlsync` for more rounds of an A/B in the same time; the goal
@@ -407,9 +409,14 @@ const dlsyncOnce = (
   nodeFlags: ReadonlyArray<string> = [],
   extraEnv: Record<string, string> = {}
 ): Measured => {
-  const [command = NODE, ...rest] = [...prefix, NODE, ...nodeFlags, w.cli, "run", "--once"]
+  // Started as a program, as systemd, cron and a shell start it (the launcher's shell lines
+  // start Node once); given Node flags, by `node FLAGS launcher`, which re-executes itself
+  // unless they include --max-semi-space-size.
+  const started = nodeFlags.length === 0 ? [w.cli] : [NODE, ...nodeFlags, w.cli]
+  const [command = NODE, ...rest] = [...prefix, ...started, "run", "--once"]
   return measure(which(command) ?? command, rest, {
-    PATH: process.env.PATH ?? "",
+    // The launcher's `node` is the Node that runs the benchmark.
+    PATH: `${Path.dirname(NODE)}:${process.env.PATH ?? ""}`,
     HOME: DIR,
     XDG_CONFIG_HOME: Path.join(DIR, "config"),
     NO_COLOR: "1",

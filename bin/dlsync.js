@@ -1,13 +1,19 @@
 #!/bin/sh
-":" //; case " $NODE_OPTIONS " in *" --max-semi-space-size"*) exec node "$0" "$@" ;; esac
+":" //; node=$(readlink -f "$0") && node="${node%/bin/*}/node_modules/node/bin/node"
+":" //; [ -x "$node" ] || exec node "$0" "$@"
+":" //; case " $NODE_OPTIONS " in *" --max-semi-space-size"*) exec "$node" "$0" "$@" ;; esac
 ":" //; export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX-2}" MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_-32768}"
-":" //; exec node --max-semi-space-size=1 --optimize-for-size --max-opt=1 --liftoff-only "$0" "$@"
-// The three lines above are shell and JavaScript at once: to Node, string statements and
-// comments; to the shell, which runs this file when it is started as a program (systemd's
-// ExecStart=, `dlsync` on PATH, npx), the start of Node with the memory settings described at
-// V8_FLAGS below, so that Node starts once (`run --once` with nothing to do: 0.62 → 0.52 CPU s,
-// 6 pairs). `node bin/dlsync.js` runs the JavaScript alone, which re-executes itself with the
-// same settings: keep the two lists alike (test/cli/launcher.test.ts compares them).
+":" //; exec "$node" --max-semi-space-size=1 --optimize-for-size --max-opt=1 --liftoff-only "$0" "$@"
+// The lines above are shell and JavaScript at once: to Node, string statements and comments;
+// to the shell, which runs this file when it is started as a program (systemd's ExecStart=,
+// `dlsync` on PATH, npx), a start of the Node 24 that `npm ci` installed beside dlsync
+// (node_modules/node, which the systemd units and npm scripts put first on PATH anyway) with
+// the memory settings described at V8_FLAGS below: Node starts once, not twice (`run --once`
+// with nothing to do: 0.62 → 0.52 CPU s, 6 pairs). Not the `node` on PATH: it may be an older
+// one that refuses --max-opt (Node 18: "bad option") and its version is unknown without a start.
+// Without that Node (an install without devDependencies) or started as `node bin/dlsync.js`,
+// the JavaScript below runs alone and re-executes itself with the same settings: keep the two
+// lists alike (test/cli/launcher.test.ts compares them).
 // Launcher. On Node >= 24 it runs the bundle `dist/dlsync.mjs` (made by `npm ci` through
 // `prepare`, see scripts/build.ts: it takes half the memory of the sources) when that is
 // newer than every source, else the TypeScript sources themselves (type stripping), so an

@@ -86,10 +86,17 @@ describe("bin/dlsync.js", () => {
     assert.strictEqual(ran.ppid, process.pid)
   })
 
-  it("started as a program (its shell lines), starts Node once with the same settings", () => {
-    // `node` on PATH is the Node 24 of node_modules/.bin that runs these tests.
+  it("started as a program, its shell lines start the Node beside it once, with the same settings", () => {
     const asProgram = (env: NodeJS.ProcessEnv) =>
       execFileSync(Path.join(tree, "bin", "dlsync.js"), [], { encoding: "utf8", env }).trim()
+    // The Node 24 that `npm ci` installs beside dlsync: this test's own.
+    const localNode = Path.join(tree, "node_modules/node/bin/node")
+    Fs.mkdirSync(Path.dirname(localNode), { recursive: true })
+    Fs.symlinkSync(process.execPath, localNode)
+    // A `node` on PATH that must not run (an old system Node would refuse --max-opt).
+    const pathNode = Path.join(tree, "path-bin", "node")
+    write("path-bin/node", "#!/bin/sh\necho 'the node on PATH ran' >&2\nexit 9\n", 1_000)
+    Fs.chmodSync(pathNode, 0o755)
     // Each start of Node adds a line (the JavaScript's re-execution would be a second).
     const starts = Path.join(tree, "starts")
     write(
@@ -97,7 +104,11 @@ describe("bin/dlsync.js", () => {
       `import * as Fs from "node:fs"; Fs.appendFileSync(${JSON.stringify(starts)}, "start\\n")\n`,
       1_000
     )
-    const counted = { ...noCache(), NODE_OPTIONS: `--import=${Path.join(tree, "count-start.mjs")}` }
+    const counted = {
+      ...noCache(),
+      PATH: `${Path.dirname(pathNode)}:/usr/bin:/bin`,
+      NODE_OPTIONS: `--import=${Path.join(tree, "count-start.mjs")}`
+    }
     const ran = settingsWhenStarted(() => asProgram(counted))
     assert.strictEqual(Fs.readFileSync(starts, "utf8"), "start\n", "one start of Node")
     const byNode = settingsWhenStarted(() => launch(counted))
@@ -107,13 +118,20 @@ describe("bin/dlsync.js", () => {
     assert.strictEqual(ran.ppid, process.pid, "the shell execs Node, which runs the bundle itself")
     // Settings the user gave are theirs, as for `node bin/dlsync.js`.
     const own = settingsWhenStarted(() =>
-      asProgram({ ...noCache(), NODE_OPTIONS: "--max-semi-space-size=8", MALLOC_ARENA_MAX: "4" })
+      asProgram({ ...counted, NODE_OPTIONS: "--max-semi-space-size=8", MALLOC_ARENA_MAX: "4" })
     )
     assert.deepStrictEqual(own.execArgv, [])
     assert.strictEqual(own.arenas, "4")
-    const arenas = settingsWhenStarted(() => asProgram({ ...noCache(), MALLOC_ARENA_MAX: "8" }))
+    const arenas = settingsWhenStarted(() => asProgram({ ...counted, MALLOC_ARENA_MAX: "8" }))
     assert.includeMembers(arenas.execArgv, daemonSettings)
     assert.deepStrictEqual([arenas.arenas, arenas.mmapThreshold], ["8", "32768"])
+    // Without a Node beside it (installed without devDependencies): the `node` on PATH runs
+    // the JavaScript, which re-executes itself with the settings.
+    Fs.rmSync(Path.join(tree, "node_modules"), { recursive: true })
+    Fs.rmSync(starts)
+    const onPath = settingsWhenStarted(() => asProgram({ ...counted, PATH: process.env.PATH ?? "" }))
+    assert.strictEqual(Fs.readFileSync(starts, "utf8"), "start\n".repeat(2))
+    assert.deepStrictEqual(onPath.execArgv, byNode.execArgv)
   })
 
   it("lets a Node flag given to it win over its own (given after them)", () => {
@@ -194,8 +212,9 @@ describe("bin/dlsync.js", () => {
  * SIGTERM to the process that the README's command lines start stops dlsync: no dlsync
  * process survives it (the whole tree under that process, read from /proc), the state
  * lock is released and the exit is clean. Each runs against the emulator with PATH as a
- * user's shell has it: the system Node (20 on a fresh machine, so the launcher switches to
- * node_modules/node) instead of the Node 24 of node_modules/.bin that runs these tests.
+ * user's shell has it: the system Node (20 on a fresh machine) instead of the Node 24 of
+ * node_modules/.bin that runs these tests. Started as a program, the launcher runs on
+ * node_modules/node; started by the system Node 20, it runs it as a child.
  */
 describe("SIGTERM to the started process stops dlsync", { timeout: 120_000 }, () => {
   const repo = Path.resolve(import.meta.dirname, "../..")
@@ -204,9 +223,6 @@ describe("SIGTERM to the started process stops dlsync", { timeout: 120_000 }, ()
     .split(":")
     .filter((dir) => !dir.includes(Path.join("node_modules", ".bin")))
     .join(":")
-  const systemNodeMajor = Number(
-    execFileSync("node", ["-p", "process.versions.node.split('.')[0]"], { env: { PATH: userPath }, encoding: "utf8" })
-  )
   let box: Sandbox | undefined
 
   afterEach(async () => {
@@ -214,7 +230,16 @@ describe("SIGTERM to the started process stops dlsync", { timeout: 120_000 }, ()
     box = undefined
   })
 
-  const stopsCleanly = async (command: string, args: ReadonlyArray<string>, extra: Record<string, string> = {}) => {
+  /**
+   * `runsOn`: where dlsync runs on node_modules/node: in the started process itself (a
+   * program's start), below it (npx), or wherever the system's Node takes it.
+   */
+  const stopsCleanly = async (
+    command: string,
+    args: ReadonlyArray<string>,
+    extra: Record<string, string> = {},
+    runsOn: "started" | "below" | "any" = "started"
+  ) => {
     box = await sandbox()
     const env = box.env({ PATH: userPath, ...extra })
     // Not the npm settings of the `npm test` or `npx vitest` that runs this file.
@@ -226,11 +251,8 @@ describe("SIGTERM to the started process stops dlsync", { timeout: 120_000 }, ()
       stopped.lockHolder,
       "dlsync runs under the started process"
     )
-    if (systemNodeMajor < 24) {
-      // The system Node started the command; dlsync itself runs on node_modules/node.
-      assert.notStrictEqual(started?.exe, bundledNode)
-      assert.isTrue(stopped.tree.some((p) => p.exe === bundledNode))
-    }
+    if (runsOn === "started") assert.strictEqual(started?.exe, bundledNode, "no process in between")
+    if (runsOn === "below") assert.isTrue(stopped.tree.some((p) => p.exe === bundledNode))
     assert.deepStrictEqual(stopped.exit, { code: 0, signal: null }, stopped.output)
     assert.deepStrictEqual(stopped.survivors, [], "no process of the started tree survives")
     assert.isTrue(stopped.lockReleased, "the state lock is released")
@@ -258,6 +280,14 @@ describe("SIGTERM to the started process stops dlsync", { timeout: 120_000 }, ()
 
   it("`npx dlsync run` in the checkout (npm forwards SIGTERM to dlsync itself)", async () => {
     // The user's own npm cache, as for any npx.
-    await stopsCleanly("npx", ["dlsync", "run"], { HOME: Os.homedir() })
+    await stopsCleanly("npx", ["dlsync", "run"], { HOME: Os.homedir() }, "below")
+  })
+
+  it("`node bin/dlsync.js run` with the system's Node (older than 24 on a fresh machine: dlsync runs as its child)", async () => {
+    const major = execFileSync("node", ["-p", "process.versions.node.split('.')[0]"], {
+      env: { PATH: userPath },
+      encoding: "utf8"
+    })
+    await stopsCleanly("node", [Path.join(repo, "bin", "dlsync.js"), "run"], {}, Number(major) < 24 ? "below" : "any")
   })
 })
