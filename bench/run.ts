@@ -216,6 +216,8 @@ const DLSYNC_STARTUP = "dlsync run --once, empty account (start-up, diag.)"
 const STACK_FLOOR = "stack floor: empty Effect CLI, via the launcher (diag.)"
 const NODE_START = "Node start: node -e 0 (diag.)"
 const STACK_FLOOR_DIR = Path.join(DIR, "stack-floor")
+/** The start-up rows: no big.bin to check after them. */
+const DOWNLOAD_NOTHING: ReadonlySet<string> = new Set([DLSYNC_STARTUP, STACK_FLOOR, NODE_START])
 /** The row of `--dlsync-node-flags`. */
 const DLSYNC_FLAGGED = `${DLSYNC}, ${[...NODE_FLAGS, ...Object.entries(EXTRA_ENV).map(([k, v]) => `${k}=${v}`)].join(" ")}`
 
@@ -267,10 +269,9 @@ const big = (w: Whole, empty: Whole, stackFloor: Whole) => {
     [DLSYNC_PINNED]: () => dlsyncOnce(w, ["taskset", "-c", "0"]),
     [RCLONE_PINNED]: () => durable(["taskset", "-c", "0", ...rclone4(w)])
   }
-  const results = rounds(
-    tools,
-    (row) => row === DLSYNC_STARTUP || row === STACK_FLOOR || row === NODE_START || checkBig()
-  )
+  const results = rounds(tools, (row) => {
+    if (!DOWNLOAD_NOTHING.has(row)) checkBig()
+  })
   verifyBig(w)
   bigTable(`One ${(BIG / 2 ** 20).toFixed(0)} MiB file over ${SCHEME}, whole processes`, results)
   const ratio = pairRatio(results)
