@@ -9,13 +9,22 @@
  *
  *   no step pending ─► far from done, permits free, pieces worth splitting? ─► Add (double)
  *        ▲                         │ permits taken: Hold (ask again)          │
+ *        │                         │ rate still rising: Hold                  │
  *        │                         │ nearly done / nothing to split: Settle   ▼
  *        └──── the step helped ◄── measure at the new count ──► it did not: Settle,
  *                                                               giving the added ones back
  *
+ * A step is judged against the rate before it, so that rate must be the count's own: a
+ * file's first windows still hold its start (TLS handshakes, TCP's slow start, the first
+ * commit), which read low, and a step judged against them is credited with the ramp. On an
+ * uncapped loopback link the first window read 444 MB/s at 4 connections, the next ones
+ * ≈ 590: 4 → 8 looked like +41 %, and the file ran at 8 connections after a probe at 16
+ * where 4 took the same rate. So a step is taken only once the rate has stopped rising.
+ *
  * Invariants: Add never asks for more than the free permits, never more than doubles the
- * count, and never gives a connection less than `minSegment` bytes of what is left;
- * Settle's target is between 1 and the current count.
+ * count, never gives a connection less than `minSegment` bytes of what is left, and is
+ * never the answer to a window that is not the second or later at its count (unless it
+ * judges a step that helped); Settle's target is between 1 and the current count.
  */
 
 /** A count and the aggregate rate measured at it (bytes per second). */
@@ -31,6 +40,8 @@ export interface ConnectionInputs {
   readonly rate: number
   /** The sample before the last step up, still to be judged; null when no step is pending. */
   readonly before: ConnectionSample | null
+  /** The window before this one, at whatever count; null at the file's first. */
+  readonly previous: ConnectionSample | null
   /** Permits to the file's host free now (transfers.max_connections less those held). */
   readonly free: number
   /** Bytes of the file not yet received. */
@@ -49,9 +60,20 @@ export type ConnectionDecision =
 /**
  * A step helps when each added connection brings at least this share of what one brought
  * before; otherwise the added ones are given back: each holds two read buffers and a TLS
- * session (≈ 3 MB), and a CDN's patience. (On an uncapped link, 4 → 8 brought 0.1–0.24.)
+ * session (≈ 3 MB), CPU, and a CDN's patience. Behind a per-connection cap a connection
+ * brings ≈ 1. Where the CPU is the limit (2 GiB over https on loopback, 2 cores) windows at
+ * a steady 4 connections read 440–640 MB/s, so 4 → 8 read as up to +35 % by chance: with
+ * 0.25 the file often ran at 8 connections, which cost 0.25 CPU s more than 4 and were no
+ * faster (3.94 against 3.69 CPU s, 3.77 against 3.60 s wall, 8 alternated runs each with the
+ * count held fixed).
  */
-export const MIN_GAIN_PER_ADDED = 0.25
+export const MIN_GAIN_PER_ADDED = 0.5
+/**
+ * A window whose rate is more than this share above the window before it at the same count
+ * is still ramping up: no step is taken from it. Only a rise holds: a link whose rate
+ * wanders steps as soon as a window does not read higher than the last.
+ */
+export const MAX_RISE = 0.1
 /** A step is tried only when at least this many steps' worth of time is left at the current rate (new connections pay off at once; judging one takes a step). */
 export const STEPS_LEFT = 1
 
@@ -59,12 +81,13 @@ export const decideConnections = (i: ConnectionInputs): ConnectionDecision => {
   const current = Math.max(1, i.connections)
   // No byte in a whole window (a stall, durability catching up): nothing to judge by.
   if (!(i.rate > 0)) return { _tag: "Hold" }
-  if (i.before !== null && i.before.connections < current && i.before.rate > 0) {
-    const added = current - i.before.connections
-    const perConnection = i.before.rate / i.before.connections
-    const gained = (i.rate - i.before.rate) / (added * perConnection)
+  const pending = i.before !== null && i.before.connections < current && i.before.rate > 0 ? i.before : null
+  if (pending !== null) {
+    const added = current - pending.connections
+    const perConnection = pending.rate / pending.connections
+    const gained = (i.rate - pending.rate) / (added * perConnection)
     if (gained < MIN_GAIN_PER_ADDED) {
-      return { _tag: "Settle", target: i.before.connections }
+      return { _tag: "Settle", target: pending.connections }
     }
   }
   const worthSplitting = Math.floor(i.remaining / Math.max(1, i.minSegment))
@@ -73,6 +96,12 @@ export const decideConnections = (i: ConnectionInputs): ConnectionDecision => {
     // Only less is left from here on: no later step could pay off either.
     return { _tag: "Settle", target: current }
   }
+  // A step that helped was measured at its new count; any other step needs a steady rate.
+  if (pending === null && stillRising(i, current)) return { _tag: "Hold" }
   const count = Math.min(current, Math.max(0, i.free), worthSplitting - current)
   return count > 0 ? { _tag: "Add", count } : { _tag: "Hold" }
 }
+
+/** Whether the rate may still be climbing at this count: no earlier window at it, or a rise. */
+const stillRising = (i: ConnectionInputs, current: number): boolean =>
+  i.previous === null || i.previous.connections !== current || i.rate > i.previous.rate * (1 + MAX_RISE)

@@ -138,6 +138,7 @@ export const fetchMissing = (
       const adapt = Effect.gen(function* () {
         const stepMs = options.connectionRampMs + options.connectionWindowMs
         let before: ConnectionSample | null = null
+        let previous: ConnectionSample | null = null
         let settledSteps = SETTLED_STEPS_FIRST
         yield* Effect.sleep(options.connectionRampMs)
         // Bytes received, counted per socket read: writes come in whole buffers (512 KiB), too
@@ -152,6 +153,7 @@ export const fetchMissing = (
           const decision = decideConnections({
             ...sample,
             before,
+            previous,
             free: deps.connections.free(host),
             remaining: unreceivedBytes(segments),
             minSegment: options.minSplit,
@@ -170,6 +172,7 @@ export const fetchMissing = (
             })
           )
           before = null
+          previous = sample
           if (decision._tag === "Settle") {
             giveBack(decision.target)
             // Settled, not for good: one noisy window must not pin a capped file at a few
