@@ -3,7 +3,7 @@
 ":" //; [ -x "$node" ] || exec node "$0" "$@"
 ":" //; case " $NODE_OPTIONS " in *" --max-semi-space-size"*) exec "$node" "$0" "$@" ;; esac
 ":" //; export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX-2}" MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_-32768}"
-":" //; exec "$node" --max-semi-space-size=1 --optimize-for-size --max-opt=1 --liftoff-only "$0" "$@"
+":" //; exec "$node" --max-semi-space-size=1 --optimize-for-size --max-opt=1 --liftoff-only --no-concurrent-sparkplug "$0" "$@"
 // The lines above are shell and JavaScript at once: to Node, string statements and comments;
 // to the shell, which runs this file when it is started as a program (systemd's ExecStart=,
 // `dlsync` on PATH, npx), a start of the Node 24 that `npm ci` installed beside dlsync
@@ -52,6 +52,14 @@ const major = Number(process.versions.node.split(".")[0])
  *   parser on a background thread at the first request, a 19 MB spike in memory (peak RSS
  *   of `run --once` over 2 GiB https, 4 connections: 113 → 94 MB; defaults, 3 pairs:
  *   114–121 → 101 MB, wall 3.7–3.9 → 3.6–3.7 s, CPU 4.2–4.5 → 3.5–3.9 s), for a few responses.
+ * - --no-concurrent-sparkplug: Sparkplug, dlsync's top tier with --max-opt=1, compiles on the
+ *   main thread, not on one of V8's worker threads. Node's exit joins those threads, and a
+ *   compile job that needs a garbage collection for its code waits for the main thread, which
+ *   waits for it: the process never exits (nodejs/node#54918, open). Once in a full run of the
+ *   suite, `run --once` printed its error and hung in exit with one V8 worker left, as that
+ *   issue's traces show; a hung `--once` from cron holds the instance lock until it is killed.
+ *   No cost measured: an empty pass 0.45 / 0.44 CPU s (14 pairs), 2 GiB over https 3.93 / 3.98
+ *   (8 pairs).
  * The re-execution costs a second start of Node (`run --once` with nothing to do: 0.43 CPU s
  * given the flags, 0.56 without, 10 pairs), which the shell lines at the top spare a started
  * program. It stays for `node bin/dlsync.js`: V8 freezes its flags once it runs
@@ -68,7 +76,13 @@ const major = Number(process.versions.node.split(".")[0])
  * Both are glibc's; musl (the container image) ignores them. Flags or variables already given
  * are kept as they are.
  */
-const V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=1", "--liftoff-only"]
+const V8_FLAGS = [
+  "--max-semi-space-size=1",
+  "--optimize-for-size",
+  "--max-opt=1",
+  "--liftoff-only",
+  "--no-concurrent-sparkplug"
+]
 const MALLOC_ARENA_MAX = "2"
 const MALLOC_MMAP_THRESHOLD_ = "32768"
 

@@ -75,7 +75,13 @@ describe("bin/dlsync.js", () => {
     )
     return JSON.parse(start())
   }
-  const daemonSettings = ["--max-semi-space-size=1", "--optimize-for-size", "--max-opt=1", "--liftoff-only"]
+  const daemonSettings = [
+    "--max-semi-space-size=1",
+    "--optimize-for-size",
+    "--max-opt=1",
+    "--liftoff-only",
+    "--no-concurrent-sparkplug"
+  ]
 
   it("runs it with a small young generation, no TurboFan and glibc's malloc set for a daemon, in the launcher's own process", () => {
     const ran = settingsWhenStarted(whoRuns)
