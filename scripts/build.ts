@@ -23,6 +23,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { type BuildOptions, build } from "esbuild"
+import { lazySegmenter } from "./lazySegmenter.ts"
 import { namespaceImports } from "./namespaceImports.ts"
 
 /** The folder, beside the entry, that holds its chunks. */
@@ -54,8 +55,9 @@ export const bundleOptions = (entry: string, outfile: string): BuildOptions => (
   legalComments: "none",
   logLevel: "warning",
   metafile: true,
-  // Effect's modules imported one by one, so that only what is used is bundled.
-  plugins: [namespaceImports()]
+  // Effect's modules imported one by one, so that only what is used is bundled; its CLI's
+  // text segmenter made on first use.
+  plugins: [namespaceImports(), lazySegmenter()]
 })
 
 /** Bundles `entry` into `outfile` and its chunks beside it; returns every file written. */
