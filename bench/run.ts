@@ -467,7 +467,6 @@ const aria2c = (p: Peers, connections: number) => [
   `${p.cdn}/big.bin`
 ]
 
-/** A peer's command, then `sync FILE` (fsync of what it wrote), as durable as dlsync's landing. */
 /** support/socketFloor.ts on `connections` sockets, fetching big.bin into OUT. */
 const socketFloor = (p: Peers, connections: number): Measured =>
   peer([
@@ -480,6 +479,7 @@ const socketFloor = (p: Peers, connections: number): Measured =>
     ...(p.caCert === undefined ? [] : [p.caCert])
   ])
 
+/** A peer's command, then `sync FILE` (fsync of what it wrote), as durable as dlsync's landing. */
 const durable = (argv: ReadonlyArray<string>): Measured =>
   measure("/bin/sh", ["-c", '"$@" && sync "$0"', Path.join(OUT, "big.bin"), ...resolved(argv)])
 
