@@ -21,8 +21,8 @@ export interface ActiveTransfer {
   /** Seconds left at the current rate; null when unknown (no bytes lately). */
   readonly etaSeconds: number | null
   /**
-   * Connections fetching the file now: a large file starts with transfers.segments and opens
-   * more while its rate grows with them (up to transfers.max_connections per host).
+   * Connections fetching the file now: a large file starts on one, steps to transfers.segments
+   * and opens more while its rate grows with them (up to transfers.max_connections per host).
    */
   readonly connections: number
   /** Waiting for the service's rate limit until then (ISO 8601); absent when not waiting. */

@@ -8,7 +8,8 @@ import { currentBootId } from "./writtenMark.ts"
 
 /**
  * The `[transfers]` settings (concurrency: files at once; segments: the parallel Range
- * requests a file of at least segment_threshold bytes starts with; max_connections: requests
+ * requests a file of at least segment_threshold bytes steps to from its first one, when more
+ * bring more (1: one request, no steps; decideConnections.ts); max_connections: requests
  * in flight to one host over all files, which adaptive files grow into; bandwidth_limit and bandwidth_schedule;
  * min_free_space: a file is not started, and transfers pause, when less would remain free),
  * plus the engineering constants below.

@@ -4,10 +4,17 @@
  * connection added, while on an uncapped link the first few already take what the link,
  * the disk or the CPU allow.
  *
+ * A file starts on one connection: where one fills the line (an uncapped CDN close by, or a
+ * CPU that is the limit) more only cost CPU (2 GiB over https on loopback: the whole process
+ * spent 0.92× with this start, 8 alternated pairs; bench/README.md, session 17). Its first
+ * step goes straight to a few (`firstStep`, transfers.segments), so a capped CDN loses one
+ * window (≈ 0.5 s per file), not a doubling's worth each; from there a step doubles.
+ *
  * The engine measures the file's aggregate rate over a window at a steady count and asks
  * after each window:
  *
- *   no step pending ─► far from done, permits free, pieces worth splitting? ─► Add (double)
+ *   no step pending ─► far from done, permits free, pieces worth splitting? ─► Add (double,
+ *        │                                                                    from one: a few)
  *        ▲                         │ permits taken: Hold (ask again)          │
  *        │                         │ rate still rising: Hold                  │
  *        │                         │ nearly done / nothing to split: Settle   ▼
@@ -21,10 +28,15 @@
  * ≈ 590: 4 → 8 looked like +41 %, and the file ran at 8 connections after a probe at 16
  * where 4 took the same rate. So a step is taken only once the rate has stopped rising.
  *
+ * One connection's first window may step at once: a step from one must bring +50 %, and a
+ * start reads lower than that only on a slow link (here 10–25 % below the next windows), where
+ * the step is then kept: the few connections every file used to start with.
+ *
  * Invariants: Add never asks for more than the free permits, never more than doubles the
- * count, never gives a connection less than `minSegment` bytes of what is left, and is
- * never the answer to a window that is not the second or later at its count (unless it
- * judges a step that helped); Settle's target is between 1 and the current count.
+ * count (from one: never past `firstStep`), never gives a connection less than `minSegment`
+ * bytes of what is left, and is never the answer to a window that is not the second or later
+ * at its count (unless it judges a step that helped, or is a file's first on one connection);
+ * Settle's target is between 1 and the current count.
  */
 
 /** A count and the aggregate rate measured at it (bytes per second). */
@@ -50,6 +62,8 @@ export interface ConnectionInputs {
   readonly minSegment: number
   /** How long a step takes to judge (ramp-up and measuring window), in ms. */
   readonly stepMs: number
+  /** The count a step from one connection goes to (transfers.segments). */
+  readonly firstStep: number
 }
 
 export type ConnectionDecision =
@@ -59,7 +73,7 @@ export type ConnectionDecision =
 
 /**
  * A step helps when each added connection brings at least this share of what one brought
- * before; otherwise the added ones are given back: each holds two read buffers and a TLS
+ * before (a step from one connection to a few is judged as a doubling: +50 %); otherwise the added ones are given back: each holds two read buffers and a TLS
  * session (≈ 3 MB), CPU, and a CDN's patience. Behind a per-connection cap a connection
  * brings ≈ 1. Where the CPU is the limit (2 GiB over https on loopback, 2 cores) windows at
  * a steady 4 connections read 440–640 MB/s, so 4 → 8 read as up to +35 % by chance: with
@@ -83,7 +97,7 @@ export const decideConnections = (i: ConnectionInputs): ConnectionDecision => {
   if (!(i.rate > 0)) return { _tag: "Hold" }
   const pending = i.before !== null && i.before.connections < current && i.before.rate > 0 ? i.before : null
   if (pending !== null) {
-    const added = current - pending.connections
+    const added = Math.min(current - pending.connections, pending.connections)
     const perConnection = pending.rate / pending.connections
     const gained = (i.rate - pending.rate) / (added * perConnection)
     if (gained < MIN_GAIN_PER_ADDED) {
@@ -96,9 +110,12 @@ export const decideConnections = (i: ConnectionInputs): ConnectionDecision => {
     // Only less is left from here on: no later step could pay off either.
     return { _tag: "Settle", target: current }
   }
-  // A step that helped was measured at its new count; any other step needs a steady rate.
-  if (pending === null && stillRising(i, current)) return { _tag: "Hold" }
-  const count = Math.min(current, Math.max(0, i.free), worthSplitting - current)
+  // A step that helped was measured at its new count; any other step needs a steady rate,
+  // but for one connection's first window (see above).
+  const firstOnOne = current === 1 && i.previous === null
+  if (pending === null && !firstOnOne && stillRising(i, current)) return { _tag: "Hold" }
+  const step = current === 1 ? Math.max(1, i.firstStep - 1) : current
+  const count = Math.min(step, Math.max(0, i.free), worthSplitting - current)
   return count > 0 ? { _tag: "Add", count } : { _tag: "Hold" }
 }
 

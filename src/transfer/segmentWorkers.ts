@@ -3,13 +3,14 @@
  * splits the largest one (work stealing), each request on the byte path (leanGet.ts).
  *
  * Every worker holds a permit of its host's connection budget (connectionBudget.ts). A
- * segmented file starts with `segments` workers (those with a permit free); after each
- * measuring window the file's aggregate rate goes to decideConnections.ts, which adds
- * workers while the rate keeps growing with them (a CDN capping each connection) and
- * settles when it no longer does, giving the extra back: a worker is given back by cutting
- * its segment where it was received, the rest left open for the workers that stay.
+ * segmented file is split into `segments` pieces and starts with one worker, which takes them
+ * in turn on its kept-alive socket; after each measuring window the file's aggregate rate
+ * goes to decideConnections.ts, which adds workers (first up to `segments`, then doubling)
+ * while the rate keeps growing with them (a CDN capping each connection) and settles when it
+ * no longer does, giving the extra back: a worker is given back by cutting its segment where
+ * it was received, the rest left open for the workers that stay.
  *
- *   start: `segments` workers ─► ramp ─► window: rate ─► decide ─► Add: more workers ─┐
+ *   start: one worker ─► ramp ─► window: rate ─► decide ─► Add: more workers ─────────┐
  *                                         ▲   Hold: measure again ◄────────────────────┤
  *                                         └────────────────────────────────────────────┘
  *                                             Settle: give back down to the target, and
@@ -118,13 +119,8 @@ export const fetchMissing = (
           { startImmediately: true }
         )
       }
-      // The first worker waits for its permit; the others start only with one free now.
+      // The first worker waits for its permit; the ones added later start only with one free.
       yield* launch(deps.connections.withConnection(host, worker))
-      for (let i = 1; i < options.segments; i++) {
-        const held = deps.connections.tryConnection(host, worker)
-        if (held === undefined) break
-        yield* launch(held)
-      }
       /** Cuts the largest segments being fetched where they were received, one per worker to go. */
       const giveBack = (target: number) => {
         keep = target
@@ -157,7 +153,8 @@ export const fetchMissing = (
             free: deps.connections.free(host),
             remaining: unreceivedBytes(segments),
             minSegment: options.minSplit,
-            stepMs
+            stepMs,
+            firstStep: options.segments
           })
           yield* Effect.logDebug("transfer connections").pipe(
             Effect.annotateLogs({

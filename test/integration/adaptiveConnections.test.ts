@@ -1,10 +1,10 @@
 /**
  * `dlsync run --once` against a CDN that caps each connection (the emulator's
- * per-connection rate): a large file opens more connections than it starts with, never
- * more than transfers.max_connections to the host over the files under way, and `status`
- * shows each file's count. Where more connections do not raise the rate (the whole link is
- * the limit: here dlsync's own bandwidth limit) it tries and gives them back; on an
- * uncapped loopback CDN it stays at the count it starts with. Every byte is checked.
+ * per-connection rate): a large file starts on one connection and opens more, never more
+ * than transfers.max_connections to the host over the files under way, and `status` shows
+ * each file's count. Where more connections do not raise the rate (the whole link is the
+ * limit: here dlsync's own bandwidth limit) it tries and gives them back; on an uncapped
+ * loopback CDN it tries one step at most. Every byte is checked.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { contentMismatches, eventually, type Sandbox, type Spawned, sandbox } from "./harness.ts"
@@ -65,7 +65,7 @@ describe("connections that adapt to the CDN", { timeout: 180_000 }, () => {
 
     const peak = b.emu.control.cdnDownloads().peak
     assert.isAtMost(peak, 6, "never more than max_connections to the host")
-    assert.isAbove(peak, 2 * 2, "more than the two files' starting connections")
+    assert.isAbove(peak, 2 * 2, "more than the two files' first step")
     const perFile = samples.flat()
     assert.isTrue(
       perFile.some((f) => f.connections > 2),
@@ -90,14 +90,14 @@ describe("connections that adapt to the CDN", { timeout: 180_000 }, () => {
       env: settings({ DLSYNC_TRANSFERS_BANDWIDTH_LIMIT: "4 MiB/s" }),
       deadlineMs: 150_000
     })
-    // One step up (two more) is tried while the file is far from done…
+    // One step up (to transfers.segments, 2) is tried while the file is far from done…
     await eventually(
-      async () => b.emu.control.cdnDownloads().peak > 2,
+      async () => b.emu.control.cdnDownloads().peak >= 2,
       "a step up to be tried",
       60_000,
       () => run.output().stderr
     )
-    // …and given back, while the file is still under way. Usually to the two it started with;
+    // …and given back, while the file is still under way. Usually to the one it started with;
     // a window measured while the machine is busy can make the step look as if it helped, and
     // then the file keeps more and gives back only a second step's: either is a give-back.
     let given: Array<Seen> = []
@@ -113,18 +113,18 @@ describe("connections that adapt to the CDN", { timeout: 180_000 }, () => {
     )
     const result = await run.exit
     assert.strictEqual(result.code, 0, result.stderr)
-    // 2 → 4 → 8 would mean that two steps in a row looked as if they helped.
-    assert.isBelow(b.emu.control.cdnDownloads().peak, 8, "it stopped trying: more did not help")
+    // 1 → 2 → 4 would mean that two steps in a row looked as if they helped.
+    assert.isBelow(b.emu.control.cdnDownloads().peak, 4, "it stopped trying: more did not help")
     assert.deepStrictEqual(contentMismatches(b.emu, b.root), [])
   })
 
-  it("an uncapped loopback CDN keeps the starting connections", async () => {
+  it("an uncapped loopback CDN: one connection, and one step tried at most", async () => {
     box = await sandbox()
     const b = box
     b.emu.control.addFile({ name: "d.mkv", parentId: null, sizeBytes: 32 * MiB })
     const result = await b.run(["run", "--once"], { env: settings({}), deadlineMs: 90_000 })
     assert.strictEqual(result.code, 0, result.stderr)
-    assert.strictEqual(b.emu.control.cdnDownloads().peak, 2)
+    assert.isAtMost(b.emu.control.cdnDownloads().peak, 2)
     assert.deepStrictEqual(contentMismatches(b.emu, b.root), [])
   })
 })
