@@ -73,8 +73,9 @@ export type ConnectionDecision =
 
 /**
  * A step helps when each added connection brings at least this share of what one brought
- * before (a step from one connection to a few is judged as a doubling: +50 %); otherwise the added ones are given back: each holds two read buffers and a TLS
- * session (≈ 3 MB), CPU, and a CDN's patience. Behind a per-connection cap a connection
+ * before (a step from one connection to a few is judged as a doubling would be: +50 %);
+ * otherwise the added ones are given back: each holds two read buffers and a TLS session
+ * (≈ 3 MB), CPU, and a CDN's patience. Behind a per-connection cap a connection
  * brings ≈ 1. Where the CPU is the limit (2 GiB over https on loopback, 2 cores) windows at
  * a steady 4 connections read 440–640 MB/s, so 4 → 8 read as up to +35 % by chance: with
  * 0.25 the file often ran at 8 connections, which cost 0.25 CPU s more than 4 and were no

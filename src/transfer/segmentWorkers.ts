@@ -10,7 +10,7 @@
  * no longer does, giving the extra back: a worker is given back by cutting its segment where
  * it was received, the rest left open for the workers that stay.
  *
- *   start: one worker ─► ramp ─► window: rate ─► decide ─► Add: more workers ─────────┐
+ *   start: one worker ─────────► ramp ─► window: rate ─► decide ─► Add: more workers ─┐
  *                                         ▲   Hold: measure again ◄────────────────────┤
  *                                         └────────────────────────────────────────────┘
  *                                             Settle: give back down to the target, and
@@ -168,8 +168,12 @@ export const fetchMissing = (
                     : "hold"
             })
           )
-          before = null
-          previous = sample
+          // A window without a byte (a handshake still under way, a stall, durability catching
+          // up) judges nothing and is no sample for the next: a pending step stays pending.
+          if (sample.rate > 0) {
+            before = null
+            previous = sample
+          }
           if (decision._tag === "Settle") {
             giveBack(decision.target)
             // Settled, not for good: one noisy window must not pin a capped file at a few

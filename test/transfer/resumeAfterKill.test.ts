@@ -107,7 +107,11 @@ describe.each(SCHEMES)("resume after SIGKILL over %s", (scheme) => {
             durabilityBytes: BATCH,
             durabilityMs: 60_000,
             bufferSize: BUFFER,
-            minSplit: 256 * KiB
+            minSplit: 256 * KiB,
+            // Windows of milliseconds: the file steps from one connection to SEGMENTS (and,
+            // the server's rate being the limit, back) while it runs.
+            connectionRampMs: 0,
+            connectionWindowMs: 5
           }
         }
 

@@ -56,10 +56,17 @@ export interface Harness {
   readonly queueLayer: Layer.Layer<TransferQueue | TransferEngine>
 }
 
-/** Small, fast settings: tiny buffers and batches so faults land mid-file. */
+/**
+ * Small, fast settings: tiny buffers and batches so faults land mid-file, and connection
+ * windows of milliseconds, so that under a live clock (`it.live`) a segmented file steps from
+ * its first connection to `segments` (and back, or on) while it runs. Under the TestClock the
+ * windows never end: a file keeps its first connection.
+ */
 export const testOptions = (overrides: Partial<TransferOptions> = {}): TransferOptions =>
   transferOptions({
     segment_threshold: 256 * 1024,
+    connectionRampMs: 0,
+    connectionWindowMs: 5,
     min_free_space: 0,
     durabilityBytes: 64 * 1024,
     durabilityMs: 200,

@@ -63,6 +63,8 @@ export interface LoggedRequest {
   readonly url: string
   readonly headers: Http.IncomingHttpHeaders
   readonly status: number
+  /** The client's port: one per connection. */
+  readonly remotePort: number
 }
 
 export class RangeServer {
@@ -171,7 +173,13 @@ export class RangeServer {
   private handle(req: Http.IncomingMessage, res: Http.ServerResponse): void {
     const url = new URL(req.url ?? "/", this.base)
     const entry = (status: number) => {
-      this.log.push({ method: req.method ?? "", url: url.pathname + url.search, headers: req.headers, status })
+      this.log.push({
+        method: req.method ?? "",
+        url: url.pathname + url.search,
+        headers: req.headers,
+        status,
+        remotePort: req.socket.remotePort ?? 0
+      })
       for (const w of this.logWaiters.filter((w) => this.log.length >= w.count)) {
         this.logWaiters.splice(this.logWaiters.indexOf(w), 1)
         w.resolve()
