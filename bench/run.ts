@@ -3,7 +3,7 @@
  * aria2c and rclone, side by side in one run, all reading the same bytes from one nginx on
  * loopback, over https by default (a certificate made at setup) or plain http (`--http`).
  *
- *   node bench/run.ts [--runs 5] [--only big|capped|small|resume|memory] [--http]
+ *   node bench/run.ts [--runs 5] [--warmup 1] [--only big|capped|small|resume|memory] [--http]
  *                     [--size-mib 2048] [--small 2000] [--profile DIR] [--split-links] [--verbose]
  *                     [--dlsync-node-flags=--max-opt=2] [--dlsync-env=NAME=VALUE] [--rows REGEX]
  *                     [--dir /tmp/dlsync-bench]
@@ -26,8 +26,11 @@
  * the same with a variable in that row's environment. `--rows REGEX` runs only the rows whose
  * names match (e.g. `--rows dlsync` for more rounds of an A/B in the same time; the goal
  * rows that need a row left out then mean nothing).
- * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike; each figure
- * is the median of the rounds with min–max, and each ratio is computed pair by pair within
+ * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike, after
+ * `--warmup` rounds whose figures are dropped: the first writes of 2 GiB after setup cost this
+ * VM seconds more (its host lends memory back), and the tool that runs first would pay them
+ * alone (dlsync's first round: +1.3 to +1.9 s in three big runs, +5 s in one capped run); each
+ * figure is the median of the rounds with min–max, and each ratio is computed pair by pair within
  * a round. Data lives under /tmp/dlsync-bench (generated once, reused; `--dir` for another,
  * e.g. for two runs at once on one machine). See bench/README.md.
  * `--only memory` (also part of a full run, last) is bench/memory.ts: the daemon's RSS.
@@ -61,6 +64,7 @@ import {
 const { values: args } = parseArgs({
   options: {
     runs: { type: "string", default: "5" },
+    warmup: { type: "string", default: "1" },
     only: { type: "string" },
     http: { type: "boolean", default: false },
     "size-mib": { type: "string", default: "2048" },
@@ -75,6 +79,7 @@ const { values: args } = parseArgs({
   }
 })
 const RUNS = Math.max(1, Number(args.runs))
+const WARMUP = Math.max(0, Number(args.warmup))
 const BIG = Number(args["size-mib"]) * 1024 * 1024
 const SMALL_COUNT = Number(args.small)
 const SMALL_SIZE = 64 * 1024
@@ -133,7 +138,7 @@ const main = async () => {
     }
     const peers: Peers = { cdn: origin, caCert: tls?.cert, env }
     console.log(
-      `dlsync transfer benchmark — ${new Date().toISOString()} — ${SCHEME}, ${RUNS} rounds, nproc ${navigatorCpus()}`
+      `dlsync transfer benchmark — ${new Date().toISOString()} — ${SCHEME}, ${RUNS} rounds after ${WARMUP} warm-up, nproc ${navigatorCpus()}`
     )
     console.log("Absolute figures on a shared 2-core machine are noisy; the within-round ratios are what count.\n")
     if (wanted("big")) {
@@ -641,16 +646,18 @@ const rounds = (
 ): Record<string, Array<Measured>> => {
   const out: Record<string, Array<Measured>> = {}
   const wanted = Object.entries(tools).filter(([name]) => args.rows === undefined || new RegExp(args.rows).test(name))
-  for (let round = 0; round < RUNS; round++) {
+  for (let round = -WARMUP; round < RUNS; round++) {
     for (const [name, run] of wanted) {
       cleanOut()
       syncDisks()
       const m = run()
       check(name)
+      const label = round < 0 ? `warm-up ${round + WARMUP + 1}` : `round ${round + 1}`
+      process.stderr.write(`  ${label} ${name}: ${m.seconds.toFixed(2)} s\n`)
+      if (round < 0) continue
       const list = out[name] ?? []
       list.push(m)
       out[name] = list
-      process.stderr.write(`  round ${round + 1} ${name}: ${m.seconds.toFixed(2)} s\n`)
     }
   }
   cleanOut()
