@@ -29,9 +29,9 @@
  * Rounds alternate the tools (A B A B …) so page-cache drift hits all alike, after
  * `--warmup` rounds whose figures are dropped: the first writes of 2 GiB after setup cost this
  * VM seconds more (its host lends memory back), and the tool that runs first would pay them
- * alone (dlsync's first round: +1.3 to +1.9 s in three big runs, +5 s in one capped run); each
- * figure is the median of the rounds with min–max, and each ratio is computed pair by pair within
- * a round. Data lives under /tmp/dlsync-bench (generated once, reused; `--dir` for another,
+ * alone (dlsync's first round: 0.8–1.9 s over its median in three big runs, 4.6 s in a capped
+ * one); each figure is the median of the rounds with min–max, and each ratio is computed pair
+ * by pair within a round. Data lives under /tmp/dlsync-bench (generated once, reused; `--dir` for another,
  * e.g. for two runs at once on one machine). See bench/README.md.
  * `--only memory` (also part of a full run, last) is bench/memory.ts: the daemon's RSS.
  */
