@@ -31,8 +31,8 @@
  * VM seconds more (its host lends memory back), and the tool that runs first would pay them
  * alone (dlsync's first round: 0.8–1.9 s over its median in three big runs, 4.6 s in a capped
  * one); each figure is the median of the rounds with min–max, and each ratio is computed pair
- * by pair within a round. Data lives under /tmp/dlsync-bench (generated once, reused; `--dir` for another,
- * e.g. for two runs at once on one machine). See bench/README.md.
+ * by pair within a round. Data lives under /tmp/dlsync-bench (generated once, reused; `--dir`
+ * for another, e.g. for two runs at once on one machine). See bench/README.md.
  * `--only memory` (also part of a full run, last) is bench/memory.ts: the daemon's RSS.
  */
 import * as ChildProcess from "node:child_process"

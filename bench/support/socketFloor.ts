@@ -5,7 +5,7 @@
  * through `onread` in the socket's reused 1 MiB buffer and written at its offset with a
  * synchronous positional write, then one fdatasync. No framework, no journal, no adapting:
  * what any Node program pays here for the bytes alone, at the count of connections it uses
- * (1; 4 as dlsync and rclone start with).
+ * (1, as dlsync ends up on where one fills the link; 4, as rclone's streams).
  *   node socketFloor.ts <url> <output file> <size> <connections> [<CA certificate file>]
  */
 import * as Fs from "node:fs"
