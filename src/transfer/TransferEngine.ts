@@ -362,26 +362,24 @@ const attempt = Effect.fnUntraced(function* (
   if (!allWritten(segments)) {
     state.toArrive = request.size - writtenBytes(segments)
     const link = yield* linkFor(deps, request.fileId)
-    const committer = small ? undefined : yield* Effect.forkScoped(commitLoop(deps, target, state, file.fd))
     const mark = small || options.bootId === null ? undefined : yield* markWriter(deps, target, state)
+    const committer = small ? undefined : yield* Effect.forkScoped(commitLoop(deps, target, state, file.fd, mark))
     const work = fetchMissing(deps, target, state, fp, {
       link,
       fd: file.fd,
       segments,
       segmented,
-      onBatch: () => mark?.update()
+      onBatch: (written) => mark?.update(written)
     })
     const result = yield* Effect.result(work)
     arrivedAt = yield* Clock.currentTimeMillis
     if (committer !== undefined) yield* Fiber.interrupt(committer)
-    if (mark !== undefined) yield* Effect.promise(() => mark.close())
-    if (result._tag === "Failure") {
-      // Keep what was written: make it durable so a later run resumes from it.
-      if (result.failure.kind !== "restart") {
-        yield* Effect.ignore(commit(deps, target, state, file.fd))
-      }
-      return yield* result.failure
+    if (result._tag === "Failure" && result.failure.kind !== "restart") {
+      // Keep what was written: make it durable (and marked) so a later run resumes from it.
+      yield* Effect.ignore(commit(deps, target, state, file.fd, mark))
     }
+    if (mark !== undefined) yield* Effect.promise(() => mark.close())
+    if (result._tag === "Failure") return yield* result.failure
   }
 
   // Finalize: verified size, mtime, fsync, close, checked rename into place, fsync of its folder.

@@ -34,8 +34,8 @@ export interface WorkPlan {
   readonly segments: Array<Segment>
   /** Several workers splitting the file (else one request for it all). */
   readonly segmented: boolean
-  /** Called after each write batch (the written mark). */
-  readonly onBatch: () => void
+  /** Called with the bytes of each completed write batch (the written mark). */
+  readonly onBatch: (written: number) => void
 }
 
 /** Fetches every missing byte of `plan.segments` into the partial file. */
@@ -66,7 +66,7 @@ export const fetchMissing = (
       state.unsynced += n
       state.toArrive -= n
       if (commitDue(state.unsynced, state.toArrive, options.durabilityBytes)) state.wake?.()
-      plan.onBatch()
+      plan.onBatch(n)
     },
     // At most two batches are ever not durable: the one being committed and the next.
     admit: (resume: () => void) => {

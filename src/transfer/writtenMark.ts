@@ -1,6 +1,7 @@
 /**
  * Written marks: how far each segment's bytes were handed to the kernel, in a small file
- * beside the partial (`<partial>~written`), rewritten without fsync after every write batch.
+ * beside the partial (`<partial>~written`), rewritten without fsync every `markInterval` bytes
+ * written and at each durability commit (so it always covers what the journal calls durable).
  *
  * The journal holds what is durable (fsynced before it was saved: good after a power loss)
  * and is committed once per durability batch, so a killed process would fetch up to a batch
@@ -104,38 +105,79 @@ export const markCovers = (marked: Marked, record: TransferRecord): boolean => {
 }
 
 /**
- * Keeps one transfer's mark up to date: `update()` after each write batch writes the
- * current state, one write at a time (a call during a write is folded into the next one).
+ * Bytes written between two marks: ≤ 1/128 of the file, never more than MARK_EVERY_MAX. A
+ * killed process fetches again at most this much more than its buffers held. Each mark is a
+ * JSON text and a write through libuv's pool: one per 384 KiB write batch cost a 2 GiB
+ * download ≈ 10 % of its CPU (3.51 → 3.17 s without marks, 8 alternated runs over https).
  */
+export const markInterval = (size: number): number => Math.min(MARK_EVERY_MAX, Math.ceil(size / 128))
+
+/** 8 MiB: ≤ 256 marks for a file of 2 GiB, ≤ 0.4 % of it fetched again. */
+const MARK_EVERY_MAX = 8 * 1024 * 1024
+
+/** Keeps one transfer's mark up to date (openMarkWriter). */
+export interface MarkWriter {
+  /** Counts a completed write batch; writes the mark once `every` bytes went unmarked. */
+  readonly update: (written: number) => void
+  /**
+   * Writes the mark now (after the write in flight); resolves once a mark of the state at the
+   * call is written, or could not be: the committer's journal never gets ahead of the mark.
+   */
+  readonly flush: () => Promise<void>
+  /** Waits for the write in flight, then closes; later calls return the same promise. */
+  readonly close: () => Promise<void>
+}
+
+/** One write at a time: a mark due during a write is folded into the next one. */
 export const openMarkWriter = async (
   fs: TransferFsShape,
   path: string,
+  every: number,
   text: () => string | undefined
-): Promise<{ readonly update: () => void; readonly close: () => Promise<void> }> => {
+): Promise<MarkWriter> => {
   const fd = await fs.openPartial(path)
+  let unmarked = 0
   let writing = false
   let again = false
   let closed = false
+  /** Flushes waiting for the next write to complete. */
+  let waiting: Array<() => void> = []
   let idle: (() => void) | undefined
   let closing: Promise<void> | undefined
   const write = () => {
     const t = closed ? undefined : text()
-    if (t === undefined) return idle?.()
+    const flushed = waiting
+    waiting = []
+    if (t === undefined) {
+      for (const resolve of flushed) resolve()
+      return idle?.()
+    }
     writing = true
     again = false
+    unmarked = 0
     fs.writev(fd, [Buffer.from(t)], 0, () => {
       writing = false
+      for (const resolve of flushed) resolve()
       if (again) write()
       else idle?.()
     })
   }
+  const due = () => {
+    if (writing) again = true
+    else write()
+  }
   return {
-    update: () => {
-      if (closed) return
-      if (writing) again = true
-      else write()
+    update: (written) => {
+      unmarked += written
+      if (!closed && unmarked >= every) due()
     },
-    /** Waits for the write in flight, then closes; later calls return the same promise. */
+    flush: () =>
+      closed
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            waiting.push(resolve)
+            due()
+          }),
     close: () => {
       closed = true
       closing ??= (async () => {

@@ -1,6 +1,10 @@
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { nodeTransferFs } from "../../src/transfer/TransferFs.ts"
 import type { TransferRecord } from "../../src/transfer/TransferJournal.ts"
-import { encodeMark, markCovers, readMark } from "../../src/transfer/writtenMark.ts"
+import { encodeMark, markCovers, markInterval, openMarkWriter, readMark } from "../../src/transfer/writtenMark.ts"
 
 const record: TransferRecord = {
   fileId: "f",
@@ -78,5 +82,60 @@ describe("written marks", () => {
   it("are ignored when their segments do not cover the file exactly", () => {
     const gap = encodeMark("boot-1", { size: 1000, etag: '"v1"', lastModified: null, segments: segments.slice(0, 2) })
     assert.isUndefined(segmentsFromMark(gap, "boot-1", record))
+  })
+})
+
+describe("the mark writer", () => {
+  const MiB = 1024 * 1024
+
+  it("marks every 1/128 of a file, at most every 8 MiB", () => {
+    assert.strictEqual(markInterval(128 * MiB), MiB)
+    assert.strictEqual(markInterval(1000), 8)
+    assert.strictEqual(markInterval(2048 * MiB), 8 * MiB)
+    assert.strictEqual(markInterval(100 * 1024 * MiB), 8 * MiB)
+  })
+
+  /** A writer of `every` bytes whose text is the current value of `state`, and its file. */
+  const writer = async (every: number) => {
+    const path = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-mark-")), "f~written")
+    const state = { text: "" }
+    const mark = await openMarkWriter(nodeTransferFs, path, every, () => state.text)
+    return { mark, state, onDisk: () => Fs.readFileSync(path, "utf8") }
+  }
+
+  it("writes once the written bytes reach its interval, counted from the last mark", async () => {
+    const { mark, state, onDisk } = await writer(100)
+    state.text = "a"
+    mark.update(60)
+    mark.update(39)
+    await mark.flush()
+    assert.strictEqual(onDisk(), "a", "the flush wrote it")
+    state.text = "b"
+    mark.update(99)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.strictEqual(onDisk(), "a", "99 bytes after the flush: not yet")
+    mark.update(1)
+    await mark.close()
+    assert.strictEqual(onDisk(), "b", "the 100th byte wrote it (close waits for the write)")
+  })
+
+  it("a flush waits for the write in flight, then writes the state of that moment", async () => {
+    const { mark, state, onDisk } = await writer(10)
+    state.text = "first\n"
+    mark.update(10)
+    const flushed = mark.flush()
+    state.text = "second\n"
+    await flushed
+    assert.strictEqual(onDisk().split("\n")[0], "second")
+    await mark.close()
+  })
+
+  it("resolves flushes after close without writing", async () => {
+    const { mark, state, onDisk } = await writer(10)
+    state.text = "x"
+    await mark.close()
+    await mark.flush()
+    mark.update(100)
+    assert.strictEqual(onDisk(), "")
   })
 })

@@ -135,10 +135,10 @@ export class RangeServer {
     return new Promise((resolve) => this.waiters.push({ name, threshold, resolve }))
   }
 
-  /** Resolves once `count` requests are in the log. */
-  loggedAtLeast(count: number): Promise<void> {
-    if (this.log.length >= count) return Promise.resolve()
-    return new Promise((resolve) => this.logWaiters.push({ count, resolve }))
+  /** Resolves once the log satisfies `done` (checked at each request logged). */
+  loggedUntil(done: (log: ReadonlyArray<LoggedRequest>) => boolean): Promise<void> {
+    if (done(this.log)) return Promise.resolve()
+    return new Promise((resolve) => this.logWaiters.push({ done, resolve }))
   }
 
   /** Resolves once more than `count` response bodies have been sent at once (`maxPumping`). */
@@ -163,7 +163,7 @@ export class RangeServer {
   pace: { since: number; bytes: number } | null = null
 
   private readonly waiters: Array<{ name: string; threshold: number; resolve: () => void }> = []
-  private readonly logWaiters: Array<{ count: number; resolve: () => void }> = []
+  private readonly logWaiters: Array<{ done: (log: ReadonlyArray<LoggedRequest>) => boolean; resolve: () => void }> = []
 
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy()
@@ -180,7 +180,7 @@ export class RangeServer {
         status,
         remotePort: req.socket.remotePort ?? 0
       })
-      for (const w of this.logWaiters.filter((w) => this.log.length >= w.count)) {
+      for (const w of this.logWaiters.filter((w) => w.done(this.log))) {
         this.logWaiters.splice(this.logWaiters.indexOf(w), 1)
         w.resolve()
       }
