@@ -2,8 +2,8 @@
  * Durability for one transfer: a committer that batches fdatasync + journal save (by bytes
  * written, see commitPolicy.ts, or time elapsed), and the written mark kept current as
  * batches are written (writtenMark.ts `markInterval`) and at each commit. The committer runs
- * beside the segment writers, so the data is flushed while it downloads; writes wait for it only when a whole batch more is written while it
- * flushes (segmentWorkers.ts `admit`).
+ * beside the segment writers, so the data is flushed while it downloads; writes wait for it
+ * only when a whole batch more is written while it flushes (segmentWorkers.ts `admit`).
  */
 import * as NodePath from "node:path"
 import { Clock, Effect } from "effect"

@@ -108,6 +108,8 @@ describe("the mark writer", () => {
     state.text = "a"
     mark.update(60)
     mark.update(39)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.strictEqual(onDisk(), "", "99 bytes: not yet")
     await mark.flush()
     assert.strictEqual(onDisk(), "a", "the flush wrote it")
     state.text = "b"
