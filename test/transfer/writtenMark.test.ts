@@ -2,7 +2,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { nodeTransferFs } from "../../src/transfer/TransferFs.ts"
+import { nodeTransferFs, type TransferFsShape } from "../../src/transfer/TransferFs.ts"
 import type { TransferRecord } from "../../src/transfer/TransferJournal.ts"
 import { encodeMark, markCovers, markInterval, openMarkWriter, readMark } from "../../src/transfer/writtenMark.ts"
 
@@ -95,11 +95,21 @@ describe("the mark writer", () => {
     assert.strictEqual(markInterval(100 * 1024 * MiB), 8 * MiB)
   })
 
-  /** A writer of `every` bytes whose text is the current value of `state`, and its file. */
+  /**
+   * A writer of `every` bytes whose text is the current value of `state`, its file, and the
+   * writes it started (counted when asked for: a mark is due at the `update` that makes it so).
+   */
   const writer = async (every: number) => {
     const path = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-mark-")), "f~written")
-    const state = { text: "" }
-    const mark = await openMarkWriter(nodeTransferFs, path, every, () => state.text)
+    const state = { text: "", writes: 0 }
+    const fs: TransferFsShape = {
+      ...nodeTransferFs,
+      writev: (fd, buffers, position, cb) => {
+        state.writes++
+        nodeTransferFs.writev(fd, buffers, position, cb)
+      }
+    }
+    const mark = await openMarkWriter(fs, path, every, () => state.text)
     return { mark, state, onDisk: () => Fs.readFileSync(path, "utf8") }
   }
 
@@ -108,14 +118,12 @@ describe("the mark writer", () => {
     state.text = "a"
     mark.update(60)
     mark.update(39)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    assert.strictEqual(onDisk(), "", "99 bytes: not yet")
+    assert.strictEqual(state.writes, 0, "99 bytes: not yet")
     await mark.flush()
     assert.strictEqual(onDisk(), "a", "the flush wrote it")
     state.text = "b"
     mark.update(99)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    assert.strictEqual(onDisk(), "a", "99 bytes after the flush: not yet")
+    assert.strictEqual(state.writes, 1, "99 bytes after the flush: not yet")
     mark.update(1)
     await mark.close()
     assert.strictEqual(onDisk(), "b", "the 100th byte wrote it (close waits for the write)")
