@@ -2,7 +2,7 @@
  * The path doctor once at daemon start (pathDoctor.ts), when one of `[sonarr]`, `[radarr]`, `[lidarr]`, `[readarr]` is
  * configured: each OK is an info line, each mismatch (with its fix) and each app that cannot
  * be checked a warning. It runs behind the daemon's start and never stops it.
- * Categories: the intake's (when the intake queue is there), and `sabnzbd.categories`.
+ * Categories: the qBittorrent surface's (when the intake queue is there), and `sabnzbd.categories`.
  */
 import { Effect, Layer, Option } from "effect"
 import { ApiTransport } from "../api/ApiTransport.ts"
@@ -15,7 +15,7 @@ export const doctorAtStartLayer = (config: DoctorConfig): Layer.Layer<never> => 
   return Layer.effectDiscard(
     Effect.gen(function* () {
       const intake = yield* Effect.serviceOption(Intake)
-      const fromIntake = Option.isSome(intake) ? (yield* intake.value.categories).map((c) => c.name) : []
+      const fromIntake = Option.isSome(intake) ? (yield* intake.value.categories("qbittorrent")).map((c) => c.name) : []
       const doctor = Effect.gen(function* () {
         const report = yield* runDoctor(config, [...new Set([...fromIntake, ...config.sabnzbd.categories])])
         for (const line of report.lines) {

@@ -19,6 +19,7 @@ import { identify } from "../intake/identity.ts"
 import { Database } from "../store/Database.ts"
 import { liveLockHolder } from "../store/instanceLock.ts"
 import { IntakeTables } from "../store/intakeTables.ts"
+import { Store } from "../store/Store.ts"
 
 /** Some arguments could not be added (each named above); exit 1. */
 export class AddFailed extends Schema.TaggedError<AddFailed>()("AddFailed", { count: Schema.Int }) {
@@ -38,7 +39,7 @@ export const add = Effect.fn("add")(function* ({
   if (problem !== undefined) return yield* new UsageError({ detail: problem })
   const config = yield* commandConfig
   const layer = IntakeLive.pipe(
-    Layer.provide(IntakeTables.layer),
+    Layer.provide(Layer.merge(IntakeTables.layer, Store.layer)),
     Layer.provide(Database.layer(config.mirror.state_dir)),
     Layer.provide(IntakeSettings.fromConfig(config))
   )

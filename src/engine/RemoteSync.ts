@@ -17,6 +17,7 @@ import { ApiClient } from "../api/ApiClient.ts"
 import { type ApiError, isAuthProblem } from "../api/ApiError.ts"
 import { isLoginRequired } from "../auth/AuthError.ts"
 import { PostersOn } from "../posters/Posters.ts"
+import { nowIso } from "../store/columns.ts"
 import { Store } from "../store/Store.ts"
 import { type CatchUp, CHANGES_PARAMS, catchUpChanges, type FeedRefused, type OnPage } from "../sync/feed.ts"
 import { LISTING_PARAMS, pollListing, walkListing } from "../sync/listing.ts"
@@ -49,6 +50,7 @@ export class RemoteSync extends Context.Service<
       const includePoster = yield* PostersOn
 
       const listing = Effect.fnUntraced(function* (reason: string, options: CatchUpOptions) {
+        const startedAt = yield* nowIso
         const state = yield* store.feed.begin({ ...LISTING_PARAMS, includePoster }, reason)
         const result =
           state.rebuild !== null || options.fullListing || !state.listingComplete
@@ -60,14 +62,15 @@ export class RemoteSync extends Context.Service<
                 options.onPage
               )
             : yield* pollListing(store, api, state)
-        yield* store.feed.recordPoll
+        yield* store.feed.recordPoll(startedAt)
         return { ...result, mode: "listing" as const, modeReason: reason }
       })
 
       const changes = Effect.fnUntraced(function* (options: CatchUpOptions) {
+        const startedAt = yield* nowIso
         const state = yield* store.feed.begin({ ...CHANGES_PARAMS, includePoster }, FEED_REASON)
         const result = yield* catchUpChanges(store, api, state, options.onPage)
-        yield* store.feed.recordPoll
+        yield* store.feed.recordPoll(startedAt)
         return { ...result, mode: "changes" as const, modeReason: FEED_REASON }
       })
 

@@ -29,9 +29,10 @@ import { Clock, Effect, Fiber, Option, Queue } from "effect"
 
 /**
  * What woke the daemon: the start, the poll timer, a poll signal, a change under the root,
- * a verified webhook delivery (PollRequests).
+ * a verified webhook delivery (PollRequests), the intake (a download's files exist on the
+ * service, or went with its removal).
  */
-export type Wake = "start" | "timer" | "signal" | "local" | "webhook"
+export type Wake = "start" | "timer" | "signal" | "local" | "webhook" | "intake"
 
 /**
  * What a poll found. `reconcile`: the catch-up succeeded and the root needs a reconcile (the

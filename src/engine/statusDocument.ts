@@ -5,6 +5,7 @@
 import { DateTime, Effect } from "effect"
 import { formatDuration } from "../config/units.ts"
 import { type IntakeStatus, intakeStatus, renderIntake } from "../intake/intakeStatus.ts"
+import { releaseItems } from "../intake/releaseItems.ts"
 import { liveLockHolder } from "../store/instanceLock.ts"
 import type { IntakeTables } from "../store/intakeTables.ts"
 import type { PassFailure, Store } from "../store/Store.ts"
@@ -87,6 +88,12 @@ export const statusDocument = Effect.fnUntraced(function* (
   const events = yield* store.events.recent(200)
   const published = yield* store.liveTransfers.read
   const intakeRecords = intakes === undefined ? [] : yield* intakes.live
+  const releases = yield* releaseItems(intakeRecords, {
+    store,
+    root: settings.root,
+    now: DateTime.toEpochMillis(yield* DateTime.now),
+    withFiles: false
+  })
   const appStateQueued = yield* store.appStateQueued
   const holderPid = yield* Effect.sync(() => liveLockHolder(settings.stateDir))
   const now = DateTime.toEpochMillis(yield* DateTime.now)
@@ -133,7 +140,7 @@ export const statusDocument = Effect.fnUntraced(function* (
     entries: byState,
     bytes: { mirrored, pending },
     transfers: transfersStatus(published, holderPid, now),
-    intake: intakeStatus(intakeRecords, settings.root, now),
+    intake: intakeStatus(releases),
     cursor: {
       present: feed.cursor !== null,
       ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)

@@ -14,6 +14,10 @@
  * - download_complete: the last file of one service download landed: every file the feed
  *   reported with that `download_id` is synced on disk (a file outside the mirror's filters
  *   never lands, so its download never completes here).
+ * - release_complete: a release a media app (or the blackhole, or `dlsync add`) sent is
+ *   complete: every file verified on disk under `path` (src/intake/releaseCompletion.ts).
+ * - release_failed: such a release will not complete: the service failed, canceled or lost
+ *   it, or its files could not be given a path of their own; `reason` says which.
  */
 export type MirrorEvent =
   | FileComplete
@@ -23,6 +27,8 @@ export type MirrorEvent =
   | DeletionHeld
   | PassComplete
   | DownloadComplete
+  | ReleaseComplete
+  | ReleaseFailed
 
 /** The facts of one remote file at its mirror path. */
 export interface FileFacts {
@@ -78,6 +84,29 @@ export interface DownloadComplete {
   readonly paths: ReadonlyArray<string>
 }
 
+/** Which release: its identity, name, category and the surface that added it. */
+export interface ReleaseFacts {
+  readonly id: string
+  readonly name: string
+  /** "" for none. */
+  readonly category: string
+  readonly via: string
+}
+
+export interface ReleaseComplete extends ReleaseFacts {
+  readonly _tag: "release_complete"
+  /** The release's content root (its file, or its folder) relative to the mirror root. */
+  readonly path: string
+  readonly absolutePath: string
+  readonly size: number
+  readonly files: number
+}
+
+export interface ReleaseFailed extends ReleaseFacts {
+  readonly _tag: "release_failed"
+  readonly reason: string
+}
+
 export type MirrorEventName = MirrorEvent["_tag"]
 
 /** The events hooks and notifications can be configured for (the local_* ones serve media refresh). */
@@ -86,7 +115,9 @@ export const HOOK_EVENTS = [
   "file_failed",
   "download_complete",
   "pass_complete",
-  "deletion_held"
+  "deletion_held",
+  "release_complete",
+  "release_failed"
 ] as const satisfies ReadonlyArray<MirrorEventName>
 export type HookEventName = (typeof HOOK_EVENTS)[number]
 
@@ -96,6 +127,7 @@ export type EventLevel = "info" | "warn" | "error"
 export const levelOf = (event: MirrorEvent): EventLevel => {
   switch (event._tag) {
     case "file_failed":
+    case "release_failed":
       return "error"
     case "deletion_held":
       return "warn"

@@ -51,6 +51,21 @@ export const hookInput = (
       facts({ COUNT: event.count, MIRRORED: event.mirrored, LIMIT: event.limit, REASON: event.reason })
       stdin = JSON.stringify(event.paths.map((p) => NodePath.join(root, p)))
       break
+    case "release_complete":
+      facts({
+        RELEASE_ID: event.id,
+        NAME: event.name,
+        CATEGORY: event.category,
+        VIA: event.via,
+        PATH: event.absolutePath,
+        RELATIVE_PATH: event.path,
+        SIZE: event.size,
+        COUNT: event.files
+      })
+      break
+    case "release_failed":
+      facts({ RELEASE_ID: event.id, NAME: event.name, CATEGORY: event.category, VIA: event.via, REASON: event.reason })
+      break
     case "local_moved":
     case "local_removed":
       break

@@ -1,32 +1,50 @@
 /**
- * The intake queue over the store (IntakeTables): what every surface calls. It only reads
- * and writes records; the sending, the polling and the local verification are the
- * runner's (IntakeRunner.ts), which the process holding the instance lock runs. So `add`
- * works in any process that can open the store (`dlsync add` beside a running daemon) and
- * returns at once, and a removal's requests to the service are owed in the record
- * (`cleanup`) rather than sent here: a crash loses none of them.
+ * The intake queue over the store: what every surface calls. It reads and writes records and
+ * derives each release's view (releaseView.ts) from the store; the sending, the following
+ * and the completion are the runner's (IntakeRunner.ts), which the process holding the
+ * instance lock runs. So `add` works in any process that can open the store (`dlsync add`
+ * beside a running daemon) and returns at once, and a removal's requests to the service are
+ * owed in the record (`cleanup`) rather than sent here: a crash loses none of them.
  */
-import { Clock, Effect, Layer, Result } from "effect"
+import * as NodePath from "node:path"
+import { Clock, Effect, Layer, Option, Result } from "effect"
 import type { AppConfig } from "../config/loadConfig.ts"
 import type { IntakeId } from "../domain/IntakeId.ts"
 import { type IntakeRecord, IntakeTables, type SourceKind } from "../store/intakeTables.ts"
+import { Store } from "../store/Store.ts"
 import { categoryProblem } from "./categoryName.ts"
-import { type AddOptions, Intake, IntakeError, type IntakeItem, type IntakeSource, type ListFilter } from "./Intake.ts"
+import {
+  type AddOptions,
+  Intake,
+  IntakeError,
+  type IntakeSource,
+  type IntakeSurface,
+  type ListFilter
+} from "./Intake.ts"
 import { IntakeSettings } from "./IntakeSettings.ts"
 import { identify } from "./identity.ts"
-import { itemOf, savePathOf } from "./itemView.ts"
+import { releaseDirectory } from "./releaseFolder.ts"
+import { releaseItems } from "./releaseItems.ts"
 
-export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSettings> = Layer.effect(
+export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSettings | Store> = Layer.effect(
   Intake,
   Effect.gen(function* () {
     const tables = yield* IntakeTables
+    const store = yield* Store
     const settings = yield* IntakeSettings
-    const view = (record: IntakeRecord, now: number): IntakeItem => itemOf(record, settings.root, now)
+    /** The last progress shown per release, so that no reading goes below an earlier one. */
+    const shown = new Map<IntakeId, number>()
+
     const checkCategory = (name: string) => {
       const problem = categoryProblem(name)
       return problem === undefined ? Effect.void : Effect.fail(new IntakeError({ reason: "invalid", problem }))
     }
     const LIVE = ["new", "sending", "selecting", "parked", "sent", "failed"] as const
+
+    const views = (records: ReadonlyArray<IntakeRecord>, withFiles: boolean) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        releaseItems(records, { store, root: settings.root, now, withFiles, shown })
+      )
 
     const add = Effect.fn("Intake.add")(function* (source: IntakeSource, options: AddOptions) {
       yield* checkCategory(options.category)
@@ -40,13 +58,14 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
           : source._tag === "Url"
             ? new TextEncoder().encode(source.url.trim())
             : source.content
+      const releaseName = options.name ?? name
       const { record, created } = yield* tables.add(
         {
           id,
-          name,
+          name: releaseName,
           category: options.category,
-          // An NZB's files come loose: its own folder keeps contentPath apart from savePath (as SABnzbd's job folder).
-          directory: directoryFor(kind, options.category, name),
+          // Where it would go as things stand; the sender settles it when it sends (releaseFolder.ts).
+          directory: releaseDirectory(kind, options.category, releaseName),
           via: options.via,
           sourceKind: kind,
           fileName: source._tag === "TorrentFile" || source._tag === "NzbFile" ? source.fileName : null,
@@ -56,18 +75,27 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
         },
         yield* Clock.currentTimeMillis
       )
+      if (!created && record.via !== options.via) {
+        return yield* new IntakeError({
+          reason: "invalid",
+          problem: `${record.name} was already added through ${record.via}; remove it there first`
+        })
+      }
       if (created)
-        yield* Effect.logInfo(`intake: ${name} (${id}) added to ${options.category || "the root"} via ${options.via}`)
-      return view(record, yield* Clock.currentTimeMillis)
+        yield* Effect.logInfo(
+          `intake: ${record.name} (${id}) added to ${options.category || "the root"} via ${options.via}`
+        )
+      const [item] = yield* views([record], false)
+      return item ?? (yield* Effect.die(new Error(`no view of intake ${id}`)))
     })
 
     const list = Effect.fn("Intake.list")(function* (filter?: ListFilter) {
       const ids = filter?.ids === undefined ? undefined : new Set<string>(filter.ids)
-      const now = yield* Clock.currentTimeMillis
-      return (yield* tables.live)
+      const records = (yield* tables.live)
+        .filter((r) => filter?.via === undefined || r.via === filter.via)
         .filter((r) => filter?.category === undefined || r.category === filter.category)
         .filter((r) => ids === undefined || ids.has(r.id))
-        .map((record) => view(record, now))
+      return yield* views(records, ids !== undefined)
     })
 
     const each = (ids: ReadonlyArray<IntakeId>, change: (id: IntakeId, now: number) => Effect.Effect<unknown>) =>
@@ -80,6 +108,7 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
       yield* each(ids, (id, now) =>
         tables.update(id, LIVE, { phase: "removed", cleanup: deleteFiles ? "files" : "record", paused: false }, now)
       )
+      for (const id of ids) shown.delete(id)
     })
 
     const pause = (ids: ReadonlyArray<IntakeId>) =>
@@ -97,42 +126,43 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
       yield* checkCategory(category)
       yield* each(ids, (id, now) =>
         Effect.gen(function* () {
+          const found = yield* tables.get(id)
+          if (Option.isNone(found)) return
+          const r = found.value
           // Not sent yet: it goes to the new category's folder; sent: its files stay where they are.
-          const unsent = yield* tables.get(id)
-          if (unsent._tag === "Some" && (unsent.value.phase === "new" || unsent.value.phase === "parked")) {
-            const r = unsent.value
-            yield* tables.update(
-              id,
-              ["new", "parked"],
-              { category, directory: directoryFor(r.sourceKind, category, r.name) },
-              now
-            )
+          if (r.phase === "new" || r.phase === "parked") {
+            const directory = releaseDirectory(r.sourceKind, category, r.name)
+            yield* tables.update(id, ["new", "parked"], { category, directory }, now)
           } else yield* tables.update(id, LIVE, { category }, now)
         })
       )
     })
 
-    const categories = Effect.gen(function* () {
-      const names = new Set([...Object.keys(settings.categories), ...(yield* tables.categories)])
-      return [...names].sort().map((name) => ({ name, savePath: savePathOf(settings.root, name) }))
-    })
+    const categories = (via: IntakeSurface) =>
+      Effect.gen(function* () {
+        const names = new Set([...Object.keys(settings.categories), ...(yield* tables.categories(via))])
+        return [...names].sort().map((name) => ({ name, savePath: savePathOf(settings.root, name) }))
+      })
 
-    const createCategory = Effect.fn("Intake.createCategory")(function* (name: string) {
+    const createCategory = Effect.fn("Intake.createCategory")(function* (via: IntakeSurface, name: string) {
       yield* checkCategory(name)
-      if (name !== "") yield* tables.createCategory(name)
+      if (name !== "") yield* tables.createCategory(via, name)
     })
 
-    const removeCategories = (names: ReadonlyArray<string>) =>
-      Effect.forEach(names, (name) => tables.removeCategory(name), { discard: true })
+    const removeCategories = (via: IntakeSurface, names: ReadonlyArray<string>) =>
+      Effect.forEach(names, (name) => tables.removeCategory(via, name), { discard: true })
 
     return Intake.of({ add, list, remove, pause, resume, setCategory, categories, createCategory, removeCategories })
   })
 )
 
-/** IntakeLive with the configuration's root and categories: what a surface's wiring provides (the store's IntakeTables comes with the engine). */
+/** IntakeLive with the configuration's root and categories: what a surface's wiring provides (the store's IntakeTables and Store come with the engine). */
 export const intakeLayer = (
   config: Pick<AppConfig, "mirror" | "categories" | "webhooks">
-): Layer.Layer<Intake, never, IntakeTables> => IntakeLive.pipe(Layer.provide(IntakeSettings.fromConfig(config)))
+): Layer.Layer<Intake, never, IntakeTables | Store> => IntakeLive.pipe(Layer.provide(IntakeSettings.fromConfig(config)))
+
+/** A category's folder: `<root>/<category>`. */
+export const savePathOf = (root: string, category: string): string => NodePath.join(root, category)
 
 // ---------------------------------------------------------------------------------------
 
@@ -141,12 +171,4 @@ const SOURCE_KINDS: Readonly<Record<IntakeSource["_tag"], SourceKind>> = {
   TorrentFile: "torrent",
   NzbFile: "nzb",
   Url: "url"
-}
-
-/** The service folder the download is created in. */
-export const directoryFor = (kind: SourceKind, category: string, name: string): string => {
-  if (kind !== "nzb") return category
-  const cleaned = name.replaceAll("/", "_").trim()
-  const folder = cleaned === "" || cleaned === "." || cleaned === ".." ? "_" : cleaned
-  return category === "" ? folder : `${category}/${folder}`
 }

@@ -13,8 +13,12 @@
  * - Every creation request goes out only after `sending` is stored, and only after a lookup
  *   by client_reference (= the identity) found no download: never two downloads for one
  *   intake, whatever crashed where.
- * - 402 and 429 put the intake back in the queue with the reason and the time it may go;
- *   a request whose fate is unknown (no answer, 5xx) stays `sending` and is looked up.
+ * - The folder it is created in is settled with `sending` (releaseFolder.ts): no other
+ *   release, and nothing already on the service, is at the path its files will take.
+ * - An account cap or a 402 holds the intake (`cap`: looked at again every CAP_RECHECK_MS,
+ *   and whenever a download of the queue ends); a 429 holds it until its Retry-After
+ *   (`rate_limit`); a request whose fate is unknown (no answer, 5xx) stays `sending` and is
+ *   looked up.
  * - An intake removed while its request was out gets the download id on its tombstone, so
  *   the removal's cleanup deletes what the request created.
  */
@@ -27,16 +31,22 @@ import type { Download, DownloadOutcome, Selection } from "../api/schemas/downlo
 import type { CategorySettings } from "../config/categoriesSettings.ts"
 import { CATEGORY_DEFAULTS } from "../config/categoriesSettings.ts"
 import type { IntakeRecord, IntakeTables } from "../store/intakeTables.ts"
+import type { Store } from "../store/Store.ts"
 import { type ActiveCounts, afterOneDownload, capHold } from "./accountCaps.ts"
+import { failRelease } from "./releaseCompletion.ts"
+import { expectedContentRoot, releaseDirectory } from "./releaseFolder.ts"
 import { chooseItem } from "./selectionPolicy.ts"
 
-/** How long a 429 without Retry-After, or a 402, keeps an intake waiting. */
+/** How long a 429 without Retry-After keeps an intake waiting. */
 export const RATE_LIMIT_WAIT_MS = 60_000
-export const QUOTA_WAIT_MS = 15 * 60_000
+
+/** How often the account's limits are read again while a cap (or a 402) holds an intake. */
+export const CAP_RECHECK_MS = 60_000
 
 export interface SenderContext {
   readonly api: ApiClient["Service"]
   readonly tables: IntakeTables["Service"]
+  readonly store: Store["Service"]
   readonly categories: Readonly<Record<string, CategorySettings>>
   /** Where the service tells of the download's end (webhooks.public_url), if anywhere. */
   readonly webhookUrl?: string | undefined
@@ -75,7 +85,12 @@ export const sendNew = Effect.fn("IntakeSender.send")(function* (
   const isTorrent = record.sourceKind === "magnet" || record.sourceKind === "torrent"
   const hold = limits === null ? undefined : capHold(limits, active, isTorrent)
   if (hold !== undefined) {
-    yield* ctx.tables.update(record.id, ["new"], { reason: hold.reason, notBefore: hold.notBefore }, ctx.now)
+    yield* ctx.tables.update(
+      record.id,
+      ["new"],
+      { reason: hold.reason, notBefore: hold.notBefore, heldBy: "cap" },
+      ctx.now
+    )
     return limits
   }
   const policy = ctx.categories[record.category] ?? CATEGORY_DEFAULTS
@@ -89,9 +104,9 @@ export const sendNew = Effect.fn("IntakeSender.send")(function* (
     yield* accepted(ctx, record, found.value)
     return limits
   }
-  if (!(yield* ctx.tables.update(record.id, ["new"], { phase: "sending", reason: null, notBefore: null }, ctx.now))) {
-    return limits
-  }
+  const directory = yield* settleDirectory(ctx, record)
+  const sending = { phase: "sending", directory, reason: null, notBefore: null, heldBy: null } as const
+  if (!(yield* ctx.tables.update(record.id, ["new"], sending, ctx.now))) return limits
   // Listings leave the source out: read it now.
   const full = yield* ctx.tables.get(record.id)
   if (Option.isNone(full)) return limits
@@ -124,7 +139,30 @@ export const resumeSelection = Effect.fn("IntakeSender.resumeSelection")(functio
   yield* answerSelection(ctx, record, selection.success)
 })
 
+/** Whether a `new` intake may be sent now: not paused, and no hold, or its hold is due a look. */
+export const isDue = (record: IntakeRecord, now: number, slotFreed: boolean): boolean => {
+  if (record.phase !== "new" || record.paused) return false
+  const reached = record.notBefore === null || record.notBefore <= now
+  // A cap is looked at again at its reset, when a download of the queue ended, and every minute.
+  if (record.heldBy === "cap")
+    return slotFreed || now - record.updatedAt >= CAP_RECHECK_MS || (record.notBefore !== null && reached)
+  return reached
+}
+
 // ---------------------------------------------------------------------------------------
+
+/** The folder to create the release in, given what the service holds and the other releases' paths. */
+const settleDirectory = Effect.fnUntraced(function* (ctx: SenderContext, record: IntakeRecord) {
+  const taken = new Set<string>()
+  for (const name of yield* ctx.store.releases.namesIn(record.category)) {
+    taken.add((record.category === "" ? name : `${record.category}/${name}`).toLowerCase())
+  }
+  for (const other of yield* ctx.tables.live) {
+    if (other.id === record.id || other.phase === "new" || other.phase === "parked") continue
+    taken.add((other.contentPath ?? expectedContentRoot(other.directory, other.category, other.name)).toLowerCase())
+  }
+  return releaseDirectory(record.sourceKind, record.category, record.name, taken)
+})
 
 const create = (
   api: ApiClient["Service"],
@@ -235,18 +273,18 @@ const requestFailed = Effect.fnUntraced(function* (ctx: SenderContext, record: I
         ctx,
         record,
         `rate limited by the service (429); retrying at ${new Date(at).toISOString()}`,
-        at
+        at,
+        "rate_limit"
       )
     }
-    case "PaymentRequired": {
-      const at = ctx.now + QUOTA_WAIT_MS
+    case "PaymentRequired":
       return yield* requeue(
         ctx,
         record,
-        `the service refused it for the account's quota (402: ${r.message}); retrying at ${new Date(at).toISOString()}`,
-        at
+        `the service refused it for the account's quota (402: ${r.message}); sent as soon as the account's limits allow`,
+        null,
+        "cap"
       )
-    }
     case "Transport":
       if (r.neverSent) return yield* requeue(ctx, record, `the service could not be reached: ${r.message}`, null)
       return yield* Effect.logWarning(
@@ -265,19 +303,19 @@ const requestFailed = Effect.fnUntraced(function* (ctx: SenderContext, record: I
         `the service refused the choice: ${r.message}; resume it to start again`
       )
     default:
-      yield* ctx.tables.update(
-        record.id,
-        ["sending"],
-        { phase: "failed", reason: `refused by the service: ${r.message}` },
-        ctx.now
-      )
-      return yield* Effect.logWarning(`intake: ${record.name} (${record.id}) refused by the service: ${error.message}`)
+      return yield* failRelease(ctx, record, `refused by the service: ${r.message}`)
   }
 })
 
-const requeue = (ctx: SenderContext, record: IntakeRecord, reason: string, notBefore: number | null) =>
+const requeue = (
+  ctx: SenderContext,
+  record: IntakeRecord,
+  reason: string,
+  notBefore: number | null,
+  heldBy: "cap" | "rate_limit" | null = null
+) =>
   Effect.andThen(
-    ctx.tables.update(record.id, ["sending"], { phase: "new", reason, notBefore, selectionId: null }, ctx.now),
+    ctx.tables.update(record.id, ["sending"], { phase: "new", reason, notBefore, heldBy, selectionId: null }, ctx.now),
     Effect.logInfo(`intake: ${record.name} waits: ${reason}`)
   )
 

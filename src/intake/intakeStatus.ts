@@ -1,22 +1,29 @@
 /**
  * The `intake` section of the status document (`dlsync status`, `--json`, `/api/status`):
- * the intake queue's items as the apps see them (itemView.ts), one line each in the human
+ * the releases as every surface sees them (releaseItems.ts), one line each in the human
  * rendering for those not yet complete; the completed ones are counted.
  */
-import type { IntakeRecord } from "../store/intakeTables.ts"
-import type { IntakeState } from "./Intake.ts"
-import { itemOf } from "./itemView.ts"
+import type { IntakeItem, IntakeState } from "./Intake.ts"
 
 export interface IntakeStatusItem {
   readonly id: string
   readonly name: string
   /** "" for none. */
   readonly category: string
+  /** The surface that added it. */
+  readonly via: string
   readonly state: IntakeState
   /** Why it is queued, paused or failed; null otherwise. */
   readonly reason: string | null
-  /** Whole percent, 100 only when every file is verified on local disk. */
+  /** Whole percent over both phases (the service's download, then the mirror's copy); 100 only when every file is verified on local disk. */
   readonly percent: number
+  readonly size: number
+  /** Bytes per second now (the service's, then the mirror's). */
+  readonly rate: number
+  /** Seconds to completion, or null when unknown. */
+  readonly etaSeconds: number | null
+  /** The release's path on local disk (its file, or its folder). */
+  readonly contentPath: string
 }
 
 export interface IntakeStatus {
@@ -25,19 +32,23 @@ export interface IntakeStatus {
   readonly items: ReadonlyArray<IntakeStatusItem>
 }
 
-/** The queue's live records (not removed), in the order they were added. */
-export const intakeStatus = (records: ReadonlyArray<IntakeRecord>, root: string, now: number): IntakeStatus => {
+/** The queue's live releases (not removed), in the order they were added. */
+export const intakeStatus = (releases: ReadonlyArray<IntakeItem>): IntakeStatus => {
   const counts: Partial<Record<IntakeState, number>> = {}
-  const items = records.map((record): IntakeStatusItem => {
-    const item = itemOf(record, root, now)
+  const items = releases.map((item): IntakeStatusItem => {
     counts[item.state] = (counts[item.state] ?? 0) + 1
     return {
       id: item.id,
       name: item.name,
       category: item.category,
+      via: item.via,
       state: item.state,
       reason: item.reason,
-      percent: item.state === "completed" ? 100 : Math.min(99, Math.floor(item.progress * 100))
+      percent: item.state === "completed" ? 100 : Math.min(99, Math.floor(item.progress * 100)),
+      size: item.size,
+      rate: item.rate,
+      etaSeconds: item.etaSeconds,
+      contentPath: item.contentPath
     }
   })
   return { counts, items }

@@ -49,6 +49,26 @@ export const notifyMessage = (events: ReadonlyArray<MirrorEvent>): NotifyMessage
       )
     )
   }
+  const releasesFailed = of("release_failed")
+  if (releasesFailed.length > 0) {
+    titles.push(`${releases(releasesFailed.length)} failed`)
+    sections.push(
+      listed(
+        `${releases(releasesFailed.length)} failed:`,
+        releasesFailed.map((e) => `${e.name}${e.category === "" ? "" : ` (${e.category})`}: ${e.reason}`)
+      )
+    )
+  }
+  const releasesComplete = of("release_complete")
+  if (releasesComplete.length > 0) {
+    titles.push(`${releases(releasesComplete.length)} complete`)
+    sections.push(
+      listed(
+        `${releases(releasesComplete.length)} complete:`,
+        releasesComplete.map((e) => `${e.name}${e.category === "" ? "" : ` (${e.category})`}`)
+      )
+    )
+  }
   const downloads = of("download_complete")
   if (downloads.length > 0) {
     titles.push(`${downloads.length} download${downloads.length === 1 ? "" : "s"} complete`)
@@ -78,6 +98,8 @@ export const atLeast = (level: EventLevel, minimum: EventLevel): boolean => RANK
 const higher = (a: EventLevel, b: EventLevel): EventLevel => (RANK[b] > RANK[a] ? b : a)
 
 const files = (n: number): string => `${n} file${n === 1 ? "" : "s"}`
+
+const releases = (n: number): string => `${n} release${n === 1 ? "" : "s"}`
 
 const listed = (heading: string, lines: ReadonlyArray<string>): string => {
   const shown = lines.slice(0, NOTIFY_LIST_LIMIT).map((l) => `- ${l}`)

@@ -17,11 +17,11 @@
 import { Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { IntakeId } from "../domain/IntakeId.ts"
+import { categoryProblem } from "../intake/categoryName.ts"
 import type { AddOptions, Intake, IntakeError, IntakeSource } from "../intake/Intake.ts"
 import type { PathMap } from "../paths/pathMap.ts"
 import { toAppPath } from "../paths/pathMap.ts"
 import type { ListenAddress } from "../server/ListenAddress.ts"
-import { categoryNameProblem } from "./categoryName.ts"
 import { fetchTorrentUrl } from "./fetchTorrentUrl.ts"
 import { hashOfId, parseHashes } from "./hashes.ts"
 import { preferences } from "./preferences.ts"
@@ -68,7 +68,7 @@ export const makeEndpoints = (options: EndpointOptions): Readonly<Record<string,
 
   const context = Effect.map(Clock.currentTimeMillis, (now) => ({ now, pathMap }))
   const torrents = (ids?: ReadonlyArray<IntakeId>) =>
-    Effect.map(intake.list(ids === undefined ? undefined : { ids }), (items) =>
+    Effect.map(intake.list(ids === undefined ? { via: SURFACE } : { via: SURFACE, ids }), (items) =>
       items.filter((item) => hashOfId(item.id) !== undefined)
     )
   const tagsOf = (id: IntakeId) => [...(tagsById.get(id) ?? [])].sort()
@@ -107,12 +107,12 @@ export const makeEndpoints = (options: EndpointOptions): Readonly<Record<string,
   const categoryParameter = (form: RequestForm, name = "category") =>
     Effect.gen(function* () {
       const category = (form.get(name) ?? "").trim()
-      const problem = categoryNameProblem(category)
+      const problem = categoryProblem(category)
       return problem === undefined ? category : yield* Effect.fail(badRequest(problem))
     })
 
   const categoryExists = (name: string) =>
-    Effect.map(intake.categories, (categories) => categories.some((c) => c.name === name))
+    Effect.map(intake.categories(SURFACE), (categories) => categories.some((c) => c.name === name))
 
   const onIds = (f: (ids: ReadonlyArray<IntakeId>) => Effect.Effect<void, IntakeError>) => (form: RequestForm) =>
     Effect.gen(function* () {
@@ -136,7 +136,7 @@ export const makeEndpoints = (options: EndpointOptions): Readonly<Record<string,
       if (urls.length === 0 && form.files.length === 0) {
         return yield* Effect.fail(badRequest('torrents/add needs "urls" (magnet or http(s) links) or a .torrent file'))
       }
-      const addOptions: AddOptions = { category, paused: stopped, via: "qbittorrent" }
+      const addOptions: AddOptions = { category, paused: stopped, via: SURFACE }
       const sources: Array<Effect.Effect<IntakeSource, string>> = [
         ...urls.map(sourceOfUrl),
         ...form.files.map((file) =>
@@ -163,6 +163,10 @@ export const makeEndpoints = (options: EndpointOptions): Readonly<Record<string,
         } else {
           unavailable = outcome.failure.unavailable
         }
+      }
+      // As qBittorrent does, a category named in an add exists from then on.
+      if (added > 0 && category !== "" && !(yield* categoryExists(category))) {
+        yield* intake.createCategory(SURFACE, category).pipe(Effect.mapError(intakeProblem))
       }
       if (added > 0) return text(200, "Ok.")
       if (unavailable !== undefined)
@@ -217,7 +221,7 @@ export const makeEndpoints = (options: EndpointOptions): Readonly<Record<string,
     })
 
   const categories = Effect.gen(function* () {
-    const list = yield* intake.categories
+    const list = yield* intake.categories(SURFACE)
     return json(
       Object.fromEntries(list.map((c) => [c.name, { name: c.name, savePath: toAppPath(pathMap, c.savePath) }]))
     )
@@ -292,7 +296,7 @@ export const makeEndpoints = (options: EndpointOptions): Readonly<Record<string,
         const category = yield* categoryParameter(form)
         if (category === "") return yield* Effect.fail(badRequest('missing parameter "category"'))
         if (yield* categoryExists(category)) return yield* Effect.fail(status(409, "Category already exists"))
-        yield* intake.createCategory(category).pipe(Effect.mapError(intakeProblem))
+        yield* intake.createCategory(SURFACE, category).pipe(Effect.mapError(intakeProblem))
         return okEmpty
       })
     ),
@@ -311,7 +315,7 @@ export const makeEndpoints = (options: EndpointOptions): Readonly<Record<string,
           .split(/\r?\n/)
           .map((n) => n.trim())
           .filter((n) => n !== "")
-        if (names.length > 0) yield* intake.removeCategories(names)
+        if (names.length > 0) yield* intake.removeCategories(SURFACE, names)
         return okEmpty
       })
     ),
@@ -386,6 +390,9 @@ export const parseBool = (value: string | undefined): boolean | undefined => {
 }
 
 // ---------------------------------------------------------------------------------------
+
+/** The releases and categories this surface sees and acts on: its own. */
+const SURFACE = "qbittorrent"
 
 const NO_STORE = { "cache-control": "no-store" }
 

@@ -105,7 +105,7 @@ const listening = (
         options.settings.categories,
         (name) =>
           intake
-            .createCategory(name)
+            .createCategory("sabnzbd", name)
             .pipe(
               Effect.catchTag("IntakeError", (error) =>
                 Effect.logWarning(`sabnzbd.categories: cannot create ${JSON.stringify(name)}: ${error.problem}`)

@@ -82,10 +82,12 @@ export const answer = Effect.fn("Sabnzbd.answer")(function* (options: SabnzbdApi
     case "history":
       return yield* historyMode(options, name, call.params)
     case "pause":
-      yield* intake.pause((yield* intake.list()).filter((i) => isQueued(i) && i.state !== "paused").map((i) => i.id))
+      yield* intake.pause(
+        (yield* intake.list({ via: SURFACE })).filter((i) => isQueued(i) && i.state !== "paused").map((i) => i.id)
+      )
       return { status: true }
     case "resume":
-      yield* intake.resume((yield* intake.list()).filter((i) => i.state === "paused").map((i) => i.id))
+      yield* intake.resume((yield* intake.list({ via: SURFACE })).filter((i) => i.state === "paused").map((i) => i.id))
       return { status: true }
     default:
       return failure(MSG_NOT_IMPLEMENTED)
@@ -105,6 +107,9 @@ export const checkApiKey = (
 
 // ---------------------------------------------------------------------------------------
 
+/** The releases and categories this surface sees and acts on: its own. */
+const SURFACE = "sabnzbd"
+
 const add = Effect.fnUntraced(function* (source: IntakeSource, params: ReadonlyMap<string, string>) {
   const intake = yield* Intake
   const nzbname = params.get("nzbname")?.trim()
@@ -113,7 +118,7 @@ const add = Effect.fnUntraced(function* (source: IntakeSource, params: ReadonlyM
       category: categoryParam(params.get("cat")),
       // SABnzbd's priority -2 is "Paused": added, not started.
       paused: params.get("priority") === "-2",
-      via: "sabnzbd",
+      via: SURFACE,
       ...(nzbname ? { name: nzbname } : {})
     })
     .pipe(
@@ -124,7 +129,7 @@ const add = Effect.fnUntraced(function* (source: IntakeSource, params: ReadonlyM
 
 const queueMode = Effect.fnUntraced(function* (name: string, params: ReadonlyMap<string, string>) {
   const intake = yield* Intake
-  const queued = (yield* intake.list()).filter(isQueued)
+  const queued = (yield* intake.list({ via: SURFACE })).filter(isQueued)
   switch (name) {
     case "delete": {
       const ids = selected(queued, params.get("value"))
@@ -188,7 +193,7 @@ const historyMode = Effect.fnUntraced(function* (
   params: ReadonlyMap<string, string>
 ) {
   const intake = yield* Intake
-  const finished = (yield* intake.list()).filter((item) => !isQueued(item))
+  const finished = (yield* intake.list({ via: SURFACE })).filter((item) => !isQueued(item))
   switch (name) {
     case "delete": {
       const value = (params.get("value") ?? "").trim().toLowerCase()
@@ -239,7 +244,7 @@ const remove = Effect.fnUntraced(function* (ids: ReadonlyArray<IntakeId>, params
 const configDocument = Effect.fnUntraced(function* (options: SabnzbdApiOptions) {
   const intake = yield* Intake
   const completeDir = toAppPath(options.pathMap, options.root)
-  const categories = yield* intake.categories
+  const categories = yield* intake.categories(SURFACE)
   return {
     misc: {
       complete_dir: completeDir,
@@ -280,7 +285,7 @@ const configDocument = Effect.fnUntraced(function* (options: SabnzbdApiOptions) 
 
 const fullStatus = Effect.fnUntraced(function* (options: SabnzbdApiOptions) {
   const intake = yield* Intake
-  const queued = (yield* intake.list()).filter(isQueued)
+  const queued = (yield* intake.list({ via: SURFACE })).filter(isQueued)
   const completeDir = toAppPath(options.pathMap, options.root)
   return {
     version: SABNZBD_VERSION,

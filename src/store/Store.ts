@@ -4,8 +4,8 @@
  * entries, deletion markers and the pending operation (localTables.ts), events and the held
  * big delete (eventTables.ts), the last reconcile's failures (passFailureTables.ts), the live transfers the running dlsync publishes for `status`
  * (liveTransfers.ts), the app-state outbox's size (appStateOutboxTable.ts), and what the last
- * pass found of the mirror root (mirrorRootTable.ts), the posters written (posterFilesTable.ts)
- * and remote cleanup's progress (remoteCleanupTable.ts).
+ * pass found of the mirror root (mirrorRootTable.ts), the posters written (posterFilesTable.ts),
+ * remote cleanup's progress (remoteCleanupTable.ts) and a release's files (releaseFiles.ts).
  * Plain synchronous better-sqlite3 calls; a failing SQLite call is a defect (the caller
  * cannot act on it). Each module states its invariants.
  */
@@ -19,6 +19,7 @@ import { type LocalTables, makeLocalTables } from "./localTables.ts"
 import { type MirrorRootTable, makeMirrorRootTable } from "./mirrorRootTable.ts"
 import { makePassFailureTables, type PassFailureTables } from "./passFailureTables.ts"
 import { makePosterFilesTable, type PosterFilesTable } from "./posterFilesTable.ts"
+import { makeReleaseFiles, type ReleaseFilesTables } from "./releaseFiles.ts"
 import { makeRemoteCleanupTable, type RemoteCleanupTable } from "./remoteCleanupTable.ts"
 
 export {
@@ -32,6 +33,7 @@ export type { FeedPage, FeedParams, FeedState, PageOutcome } from "./feedTables.
 export type { PendingOp } from "./localTables.ts"
 export type { PassFailure } from "./passFailureTables.ts"
 export type { PosterFile } from "./posterFilesTable.ts"
+export type { ReleaseFile } from "./releaseFiles.ts"
 export type { CleanupRow } from "./remoteCleanupTable.ts"
 
 export class Store extends Context.Service<
@@ -42,6 +44,7 @@ export class Store extends Context.Service<
     MirrorRootTable &
     PosterFilesTable &
     RemoteCleanupTable &
+    ReleaseFilesTables &
     Pick<EventTables, "events" | "held"> & {
       readonly liveTransfers: LiveTransfersStore
       /** App-state entries waiting in the outbox (appstate/), for `status`: written by the next run or the daemon. */
@@ -65,6 +68,7 @@ export class Store extends Context.Service<
         ...makeMirrorRootTable(db),
         ...makePosterFilesTable(db),
         ...makeRemoteCleanupTable(db),
+        ...makeReleaseFiles(db),
         held: log.held,
         events: log.events,
         liveTransfers: makeLiveTransfers(db),

@@ -40,6 +40,8 @@ export const FeedState = Schema.Struct({
   /** The highest updated_at applied, for `updated_after` polls in listing mode. */
   watermark: Schema.NullOr(Schema.String),
   lastPollAt: Schema.NullOr(Schema.String),
+  /** When the last catch-up that reached the feed's head started: the store holds every item the service held then. */
+  caughtUpFrom: Schema.NullOr(Schema.String),
   /** A complete listing with the current parameters backs the store: deletions may be derived. */
   listingComplete: Schema.Boolean
 })
@@ -70,7 +72,8 @@ export interface FeedTables {
     readonly rebuild: (reason: string) => Effect.Effect<FeedState>
     /** Applies one page and commits its next cursor, in one transaction. */
     readonly applyPage: (page: FeedPage) => Effect.Effect<PageOutcome>
-    readonly recordPoll: Effect.Effect<void>
+    /** Records a catch-up that reached the feed's head, and when it started (ISO 8601). */
+    readonly recordPoll: (startedAt: string) => Effect.Effect<void>
   }
   readonly remote: {
     readonly all: Effect.Effect<ReadonlyArray<RemoteItem>>
@@ -98,7 +101,7 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
       "UPDATE feed_state SET generation = rebuild_generation, rebuild_generation = NULL, rebuild_reason = NULL WHERE id = 1"
     ),
     setCursor: db.prepare("UPDATE feed_state SET cursor = ?, cursor_updated_at = ?, watermark = ? WHERE id = 1"),
-    setPoll: db.prepare("UPDATE feed_state SET last_poll_at = ? WHERE id = 1"),
+    setPoll: db.prepare("UPDATE feed_state SET last_poll_at = ?, caught_up_from = ? WHERE id = 1"),
     // Positional parameters: binding by name looks each one up on a row object built per item.
     upsertItem: db.prepare(
       `INSERT INTO remote_items (id, parent_id, name, type, kind, size_bytes, mime_type, locked, updated_at, created_at, expires_at, generation, download_id, poster_url)
@@ -225,7 +228,7 @@ export const makeFeedTables = (db: BetterSqlite3.Database, log: EventTables): Fe
       begin,
       rebuild,
       applyPage: (page) => Effect.flatMap(nowIso, (now) => Effect.sync(() => applyPageNow(page, now))),
-      recordPoll: Effect.flatMap(nowIso, (now) => Effect.sync(() => void q.setPoll.run(now)))
+      recordPoll: (startedAt) => Effect.flatMap(nowIso, (now) => Effect.sync(() => void q.setPoll.run(now, startedAt)))
     },
     remote: {
       all: Effect.sync(() => q.allItems.all().map((raw) => decodeItem(raw))),
@@ -335,7 +338,8 @@ const FeedStateRow = Schema.Struct({
   rebuild_generation: Schema.NullOr(Schema.Int),
   rebuild_reason: Schema.NullOr(Schema.String),
   watermark: Schema.NullOr(Schema.String),
-  last_poll_at: Schema.NullOr(Schema.String)
+  last_poll_at: Schema.NullOr(Schema.String),
+  caught_up_from: Schema.NullOr(Schema.String)
 }).pipe(
   Schema.decodeTo(
     FeedState,
@@ -357,6 +361,7 @@ const FeedStateRow = Schema.Struct({
             : { generation: row.rebuild_generation, reason: row.rebuild_reason },
         watermark: row.watermark,
         lastPollAt: row.last_poll_at,
+        caughtUpFrom: row.caught_up_from,
         listingComplete: row.generation > 0 && row.rebuild_generation === null
       }),
       encode: (state) => ({
@@ -371,7 +376,8 @@ const FeedStateRow = Schema.Struct({
         rebuild_generation: state.rebuild?.generation ?? null,
         rebuild_reason: state.rebuild?.reason ?? null,
         watermark: state.watermark,
-        last_poll_at: state.lastPollAt
+        last_poll_at: state.lastPollAt,
+        caught_up_from: state.caughtUpFrom
       })
     })
   )

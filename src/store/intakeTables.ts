@@ -11,6 +11,9 @@
  *   stored (`sent`, `selecting`) or after a lookup by client_reference found none (`new`):
  *   a crash in between leaves `sending`, which is looked up before any new POST.
  * - `removed` is a tombstone: the row stays, `add` revives it.
+ * - A release's files are not kept here: they are the remote items whose `download_id` is
+ *   its download (store/releaseFiles.ts); `content_path` is fixed with `completed_at`.
+ * - `via` is the surface that added it; categories created through a surface belong to it.
  */
 import type BetterSqlite3 from "better-sqlite3"
 import { Context, Effect, Layer, Option, Schema } from "effect"
@@ -23,17 +26,6 @@ export type IntakePhase = typeof IntakePhase.Type
 
 export const SourceKind = Schema.Literals(["magnet", "torrent", "nzb", "url"])
 export type SourceKind = typeof SourceKind.Type
-
-/** A file of the service's download, once the download completed there. */
-export const IntakeFile = Schema.Struct({
-  remoteId: Schema.String,
-  /** Relative to the category's folder, `/`-separated (the local path once mirrored). */
-  path: Schema.String,
-  size: Schema.Number,
-  /** Bytes on local disk: `size` once verified there as dlsync wrote it (lstat); before, its running transfer's bytes (below `size`). */
-  localBytes: Schema.Number
-})
-export type IntakeFile = typeof IntakeFile.Type
 
 export const IntakeRecord = Schema.Struct({
   id: IntakeId,
@@ -51,19 +43,25 @@ export const IntakeRecord = Schema.Struct({
   phase: IntakePhase,
   paused: Schema.Boolean,
   reason: Schema.NullOr(Schema.String),
-  /** Ms since the epoch before which nothing is sent (a cap, a rate limit). */
+  /** Ms since the epoch before which nothing is sent (a cap's reset, a rate limit), or when it is expected to go. */
   notBefore: Schema.NullOr(Schema.Number),
+  /** Why a new intake waits: an account cap (looked at again every minute) or the service's rate limit (until notBefore). */
+  heldBy: Schema.NullOr(Schema.Literals(["cap", "rate_limit"])),
   selectionId: Schema.NullOr(Schema.String),
   selectionExpiresAt: Schema.NullOr(Schema.String),
   downloadId: Schema.NullOr(Schema.String),
-  /** The service's last reported status, progress (0..1), size and error. */
+  /** The service's last reported status, its progress (0..1, never lowered), size and rate (bytes/s). */
   status: Schema.NullOr(Schema.String),
   progress: Schema.Number,
   size: Schema.Number,
-  fileId: Schema.NullOr(Schema.String),
-  files: Schema.NullOr(Schema.Array(IntakeFile)),
+  serviceRate: Schema.Number,
+  /** When dlsync saw the download completed on the service (ms since the epoch). */
+  serviceCompletedAt: Schema.NullOr(Schema.Number),
   addedAt: Schema.Number,
+  /** When every file was verified on local disk; `contentPath` is fixed then. */
   completedAt: Schema.NullOr(Schema.Number),
+  /** The release's path below the mirror root, as reported once complete. */
+  contentPath: Schema.NullOr(Schema.String),
   updatedAt: Schema.Number,
   /** What a removal still owes the service: its download record, or the record and the files. */
   cleanup: Schema.NullOr(Schema.Literals(["record", "files"]))
@@ -92,8 +90,13 @@ export class IntakeTables extends Context.Service<
     readonly get: (id: IntakeId) => Effect.Effect<Option.Option<IntakeRecord>>
     /** Every record but tombstones, oldest first; `source` is left empty (read it with `get`). */
     readonly live: Effect.Effect<ReadonlyArray<IntakeRecord>>
-    /** Tombstones whose removal still owes the service something. */
-    readonly owingCleanup: Effect.Effect<ReadonlyArray<IntakeRecord>>
+    /**
+     * What the runner has to do, in one query: live records not yet complete, and tombstones
+     * whose removal still owes the service something; `source` is left empty.
+     */
+    readonly unfinished: Effect.Effect<ReadonlyArray<IntakeRecord>>
+    /** The live record of a service download, if any. */
+    readonly byDownload: (downloadId: string) => Effect.Effect<Option.Option<IntakeRecord>>
     /** Applies `patch` if the record is in one of `from`; false (nothing written) otherwise. */
     readonly update: (
       id: IntakeId,
@@ -101,11 +104,12 @@ export class IntakeTables extends Context.Service<
       patch: IntakePatch,
       now: number
     ) => Effect.Effect<boolean>
-    /** Remote ids the mirror takes whatever its filters: the files (and root) of live intakes' downloads. */
+    /** Remote ids the mirror takes whatever its filters: the files of live intakes' downloads. */
     readonly mirroredIds: Effect.Effect<ReadonlySet<string>>
-    readonly categories: Effect.Effect<ReadonlyArray<string>>
-    readonly createCategory: (name: string) => Effect.Effect<void>
-    readonly removeCategory: (name: string) => Effect.Effect<void>
+    /** The categories created through `surface`. */
+    readonly categories: (surface: string) => Effect.Effect<ReadonlyArray<string>>
+    readonly createCategory: (surface: string, name: string) => Effect.Effect<void>
+    readonly removeCategory: (surface: string, name: string) => Effect.Effect<void>
   }
 >()("dlsync/store/IntakeTables") {
   static readonly layer: Layer.Layer<IntakeTables, never, Database> = Layer.effect(
@@ -122,17 +126,27 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
     get: db.prepare("SELECT * FROM intakes WHERE id = ?"),
     // Listings leave the source out (a torrent file can be megabytes; surfaces list often): `get` has it.
     live: db.prepare(`SELECT ${WITHOUT_SOURCE} FROM intakes WHERE phase <> 'removed' ORDER BY added_at, id`),
-    owingCleanup: db.prepare(`SELECT ${WITHOUT_SOURCE} FROM intakes WHERE phase = 'removed' AND cleanup IS NOT NULL`),
+    unfinished: db.prepare(
+      `SELECT ${WITHOUT_SOURCE} FROM intakes
+       WHERE (phase <> 'removed' AND completed_at IS NULL) OR (phase = 'removed' AND cleanup IS NOT NULL)
+       ORDER BY added_at, id`
+    ),
+    byDownload: db.prepare(
+      `SELECT ${WITHOUT_SOURCE} FROM intakes WHERE download_id = ? AND phase <> 'removed' ORDER BY added_at LIMIT 1`
+    ),
     insert: db.prepare(
       `INSERT OR REPLACE INTO intakes (id, name, category, directory, via, source_kind, file_name, source, info_hash,
          phase, paused, progress, size, added_at, updated_at)
        VALUES (@id, @name, @category, @directory, @via, @source_kind, @file_name, @source, @info_hash,
          'new', @paused, 0, 0, @now, @now)`
     ),
-    mirrored: db.prepare("SELECT file_id, files FROM intakes WHERE phase <> 'removed' AND files IS NOT NULL"),
-    categories: db.prepare("SELECT name FROM intake_categories ORDER BY name"),
-    createCategory: db.prepare("INSERT OR IGNORE INTO intake_categories (name) VALUES (?)"),
-    removeCategory: db.prepare("DELETE FROM intake_categories WHERE name = ?")
+    mirrored: db.prepare(
+      `SELECT r.id FROM remote_items r JOIN intakes i ON r.download_id = i.download_id
+       WHERE i.phase <> 'removed' AND r.type = 'file'`
+    ),
+    categories: db.prepare("SELECT name FROM intake_categories WHERE surface = ? ORDER BY name"),
+    createCategory: db.prepare("INSERT OR IGNORE INTO intake_categories (surface, name) VALUES (?, ?)"),
+    removeCategory: db.prepare("DELETE FROM intake_categories WHERE surface = ? AND name = ?")
   }
   const getRow = (id: string): IntakeRecord | undefined => {
     const raw = q.get.get(id)
@@ -169,7 +183,7 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
         const column = COLUMNS[key as keyof IntakePatch]
         if (column === undefined || value === undefined) continue
         sets.push(`${column} = @${column}`)
-        values[column] = toColumn(key, value)
+        values[column] = key === "paused" ? (value === true ? 1 : 0) : value
       }
       db.prepare(`UPDATE intakes SET ${sets.join(", ")} WHERE id = @id`).run(values)
       return true
@@ -179,28 +193,22 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
     add: (intake, now) => Effect.sync(() => add(intake, now)),
     get: (id) => Effect.sync(() => Option.fromNullishOr(getRow(id))),
     live: Effect.sync(() => q.live.all().map(decodeRow)),
-    owingCleanup: Effect.sync(() => q.owingCleanup.all().map(decodeRow)),
+    unfinished: Effect.sync(() => q.unfinished.all().map(decodeRow)),
+    byDownload: (downloadId) =>
+      Effect.sync(() => Option.map(Option.fromNullishOr(q.byDownload.get(downloadId)), decodeRow)),
     update: (id, from, patch, now) => Effect.sync(() => update(id, from, patch, now)),
-    mirroredIds: Effect.sync(() => {
-      const ids = new Set<string>()
-      for (const raw of q.mirrored.all()) {
-        const row = decodeMirrored(raw)
-        if (row.file_id !== null) ids.add(row.file_id)
-        for (const file of row.files) ids.add(file.remoteId)
-      }
-      return ids
-    }),
-    categories: Effect.sync(() => q.categories.all().map((raw) => decodeName(raw).name)),
-    createCategory: (name) => Effect.sync(() => void q.createCategory.run(name)),
-    removeCategory: (name) => Effect.sync(() => void q.removeCategory.run(name))
+    mirroredIds: Effect.sync(() => new Set(q.mirrored.all().map((raw) => decodeId(raw).id))),
+    categories: (surface) => Effect.sync(() => q.categories.all(surface).map((raw) => decodeName(raw).name)),
+    createCategory: (surface, name) => Effect.sync(() => void q.createCategory.run(surface, name)),
+    removeCategory: (surface, name) => Effect.sync(() => void q.removeCategory.run(surface, name))
   }
 }
 
 // ---------------------------------------------------------------------------------------
 
 const WITHOUT_SOURCE = `id, name, category, directory, via, source_kind, file_name, X'' AS source, info_hash, phase,
-  paused, reason, not_before, selection_id, selection_expires_at, download_id, status, progress, size, file_id, files,
-  added_at, completed_at, updated_at, cleanup`
+  paused, reason, not_before, held_by, selection_id, selection_expires_at, download_id, status, progress, size, service_rate,
+  service_completed_at, added_at, completed_at, content_path, updated_at, cleanup`
 
 const COLUMNS: { readonly [K in keyof Required<IntakePatch>]: string } = {
   name: "name",
@@ -213,26 +221,19 @@ const COLUMNS: { readonly [K in keyof Required<IntakePatch>]: string } = {
   paused: "paused",
   reason: "reason",
   notBefore: "not_before",
+  heldBy: "held_by",
   selectionId: "selection_id",
   selectionExpiresAt: "selection_expires_at",
   downloadId: "download_id",
   status: "status",
   progress: "progress",
   size: "size",
-  fileId: "file_id",
-  files: "files",
+  serviceRate: "service_rate",
+  serviceCompletedAt: "service_completed_at",
   completedAt: "completed_at",
+  contentPath: "content_path",
   cleanup: "cleanup"
 }
-
-const toColumn = (key: string, value: unknown): unknown => {
-  if (value === null) return null
-  if (key === "paused") return value === true ? 1 : 0
-  if (key === "files") return JSON.stringify(value)
-  return value
-}
-
-const Files = Schema.fromJsonString(Schema.Array(IntakeFile))
 
 const Row = Schema.Struct({
   id: IntakeId,
@@ -248,16 +249,18 @@ const Row = Schema.Struct({
   paused: Schema.Literals([0, 1]),
   reason: Schema.NullOr(Schema.String),
   not_before: Schema.NullOr(Schema.Number),
+  held_by: Schema.NullOr(Schema.Literals(["cap", "rate_limit"])),
   selection_id: Schema.NullOr(Schema.String),
   selection_expires_at: Schema.NullOr(Schema.String),
   download_id: Schema.NullOr(Schema.String),
   status: Schema.NullOr(Schema.String),
   progress: Schema.Number,
   size: Schema.Number,
-  file_id: Schema.NullOr(Schema.String),
-  files: Schema.NullOr(Files),
+  service_rate: Schema.Number,
+  service_completed_at: Schema.NullOr(Schema.Number),
   added_at: Schema.Number,
   completed_at: Schema.NullOr(Schema.Number),
+  content_path: Schema.NullOr(Schema.String),
   updated_at: Schema.Number,
   cleanup: Schema.NullOr(Schema.Literals(["record", "files"]))
 })
@@ -279,20 +282,22 @@ const decodeRow = (raw: unknown): IntakeRecord => {
     paused: r.paused === 1,
     reason: r.reason,
     notBefore: r.not_before,
+    heldBy: r.held_by,
     selectionId: r.selection_id,
     selectionExpiresAt: r.selection_expires_at,
     downloadId: r.download_id,
     status: r.status,
     progress: r.progress,
     size: r.size,
-    fileId: r.file_id,
-    files: r.files,
+    serviceRate: r.service_rate,
+    serviceCompletedAt: r.service_completed_at,
     addedAt: r.added_at,
     completedAt: r.completed_at,
+    contentPath: r.content_path,
     updatedAt: r.updated_at,
     cleanup: r.cleanup
   }
 }
 
-const decodeMirrored = Schema.decodeUnknownSync(Schema.Struct({ file_id: Schema.NullOr(Schema.String), files: Files }))
+const decodeId = Schema.decodeUnknownSync(Schema.Struct({ id: Schema.String }))
 const decodeName = Schema.decodeUnknownSync(Schema.Struct({ name: Schema.String }))

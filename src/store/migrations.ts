@@ -6,6 +6,7 @@
  *
  * Every table is STRICT and opens with a comment stating its invariants.
  */
+import { V13_RELEASES_OWN_FILES } from "./v13ReleasesOwnFiles.ts"
 
 export interface Migration {
   readonly version: number
@@ -349,7 +350,8 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 9, name: "intake queue", sql: V9_INTAKE_QUEUE },
   { version: 10, name: "poster files", sql: V10_POSTER_FILES },
   { version: 11, name: "remote cleanup", sql: V11_REMOTE_CLEANUP },
-  { version: 12, name: "arr failure reports", sql: V12_ARR_FAILURE_REPORTS }
+  { version: 12, name: "arr failure reports", sql: V12_ARR_FAILURE_REPORTS },
+  { version: 13, name: "releases own their files", sql: V13_RELEASES_OWN_FILES }
 ]
 
 /** The schema version this binary writes. */

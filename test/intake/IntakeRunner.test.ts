@@ -1,133 +1,163 @@
 /**
- * The runner's rounds against the emulator with the production client: a removal owes the
- * service its download record (and with deleteFiles its files) until a round pays it; a
- * 429 on the creation puts the intake back in the queue with the reason and the time it
- * may go, never failed.
+ * The runner's rounds against the emulator with the production client and a real store fed
+ * by the real feed consumer (RemoteSync):
+ * - releases own their files: two releases of one name never share a path, and removing one
+ *   with its files leaves every byte of the other (the service put them apart, or not);
+ * - the service is asked about a download only until it completed there;
+ * - a 429 on the creation puts the release back in the queue until its Retry-After; an
+ *   account cap is looked at again every minute, not every round.
  */
-import * as Path from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Clock, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import type { IntakeId } from "../../src/domain/IntakeId.ts"
-import { DEFAULT_TIMINGS, type DownloadTimings } from "../../src/emulator/downloadLifecycle.ts"
+import { RemoteSync } from "../../src/engine/RemoteSync.ts"
 import { Intake } from "../../src/intake/Intake.ts"
-import { IntakeLive } from "../../src/intake/IntakeLive.ts"
-import { FOLLOW_INTERVAL_MS, intakeRound } from "../../src/intake/IntakeRunner.ts"
-import { IntakeSettings } from "../../src/intake/IntakeSettings.ts"
+import { intakeRound } from "../../src/intake/IntakeRunner.ts"
+import { CAP_RECHECK_MS } from "../../src/intake/intakeSender.ts"
 import { IntakeTables } from "../../src/store/intakeTables.ts"
+import { Store } from "../../src/store/Store.ts"
 import { Emulator, freshUser, withClient } from "../contract/harness.ts"
-import { storeLayer, tempDir } from "../store/helpers.ts"
+import { tempDir } from "../store/helpers.ts"
+import { intakeOverStore, landed } from "./releaseStore.ts"
 
-const HEX = "c12fe1c06bba254a9dc9f519b335aa7c1367a88a"
-const id = `btih:${HEX}` as IntakeId
+const HEX_A = "7777456789abcdef0123456789abcdef01234567"
+const HEX_B = "8888456789abcdef0123456789abcdef01234567"
+const idA = `btih:${HEX_A}` as IntakeId
+const idB = `btih:${HEX_B}` as IntakeId
+const magnet = (hex: string) => ({
+  _tag: "Magnet" as const,
+  uri: `magnet:?xt=urn:btih:${hex}&dn=Same.Name.S01&xl=2000`
+})
 
-const intakeLayer = () =>
-  IntakeLive.pipe(
-    Layer.provideMerge(IntakeTables.layer),
-    Layer.provideMerge(storeLayer(Path.join(tempDir(), "state"))),
-    Layer.provideMerge(IntakeSettings.layer({ root: "/nonexistent", categories: {} }))
+/** One round with `client`, as `run --once` makes it (every download looked at). */
+const round = (client: ApiClient["Service"]) => intakeRound(0).pipe(Effect.provideService(ApiClient, client))
+
+/** The feed brought up to date: a full listing into the store, as the daemon's poll makes it. */
+const catchUp = (client: ApiClient["Service"]) =>
+  RemoteSync.use((sync) => sync.catchUp({ fullListing: true, probeFeed: false })).pipe(
+    Effect.provide(RemoteSync.layer.pipe(Layer.provide(Layer.succeed(ApiClient, client))), { local: true })
   )
 
-/** One round with `client`; counts the wake-ups it asked for. */
-const round = (client: ApiClient["Service"]) =>
-  Effect.gen(function* () {
-    let woken = 0
-    yield* intakeRound(Effect.sync(() => void woken++)).pipe(Effect.provideService(ApiClient, client))
-    return woken
+/** The user's tree on the emulator: every path, and the download each file came from. */
+const serviceTree = (userId: string) =>
+  Emulator.useSync((e) => {
+    const tree = e.state.user(userId)?.tree
+    return [...(tree?.values() ?? [])]
+      .map((i) => `${tree?.pathOf(i.id).join("/")}${i.type === "file" ? ` <${i.downloadId ?? "none"}>` : "/"}`)
+      .sort()
   })
 
+const complete = (downloadId: string | null) =>
+  Emulator.use((e) =>
+    Effect.promise(() => fetch(`${e.controlUrl}/downloads/${downloadId}/complete`, { method: "POST" }))
+  )
+
+/** GET /downloads/{id} requests the emulator answered since `mark`. */
+const followsSince = (mark: number) =>
+  Emulator.useSync(
+    (e) =>
+      e.control
+        .requests({ origin: "api" })
+        .slice(mark)
+        .filter((r) => r.method === "GET" && /^\/api\/v1\/downloads\/[^/?]+$/.test(r.path)).length
+  )
+
+const requestCount = Emulator.useSync((e) => e.control.requests({ origin: "api" }).length)
+
 layer(Emulator.layer())("IntakeRunner", (it) => {
-  it.effect("remove with deleteFiles: the service's files and download record go; without: only the record", () =>
+  it.effect("two releases of one name get apart; removing one with its files leaves all of the other", () =>
     Effect.gen(function* () {
-      const e = yield* Emulator
       const user = yield* freshUser
       yield* withClient(user.apiKey, (client) =>
         Effect.gen(function* () {
           const intake = yield* Intake
           const tables = yield* IntakeTables
-          yield* intake.add(
-            { _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HEX}&dn=Gone&xl=1000` },
-            { category: "tv", via: "t" }
-          )
-          const url = { _tag: "Url", url: "https://files.example.com/Kept.mkv?size=10" } as const
-          const kept = yield* intake.add(url, { category: "tv", via: "t" })
-          assert.strictEqual(yield* round(client), 0)
-          const sent = (yield* intake.list()).map((i) => i.downloadId)
-          assert.isTrue(sent.every((d) => d !== null))
-          for (const d of sent)
-            yield* Effect.promise(() => fetch(`${e.controlUrl}/downloads/${d}/complete`, { method: "POST" }))
-          // A download is looked at on the service every FOLLOW_INTERVAL_MS at most.
-          assert.strictEqual(yield* round(client), 0)
-          yield* TestClock.adjust(FOLLOW_INTERVAL_MS)
-          assert.strictEqual(yield* round(client), 1, "the files became known: a reconcile is asked for")
-          const gone = Option.getOrThrow(yield* tables.get(id))
-          assert.strictEqual(gone.files?.length, 3)
-          assert.isNotNull(gone.fileId)
-          assert.deepStrictEqual(
-            gone.files?.map((f) => f.path).sort(),
-            ["Gone/Gone.mkv", "Gone/Gone.en.srt", "Gone/Gone.sample.mkv"].sort()
-          )
+          yield* intake.add(magnet(HEX_A), { category: "movies", via: "qbittorrent" })
+          yield* intake.add(magnet(HEX_B), { category: "movies", via: "qbittorrent" })
+          yield* round(client)
+          const [a, b] = [Option.getOrThrow(yield* tables.get(idA)), Option.getOrThrow(yield* tables.get(idB))]
+          assert.strictEqual(a.directory, "movies")
+          assert.strictEqual(b.directory, "movies/Same.Name.S01 (2)")
+          yield* complete(a.downloadId)
+          yield* complete(b.downloadId)
+          const mark = yield* requestCount
+          yield* round(client)
+          yield* catchUp(client)
+          // Completed there: the service is not asked about them again.
+          yield* round(client)
+          yield* round(client)
+          assert.strictEqual(yield* followsSince(mark), 2)
 
-          yield* intake.remove([id], true)
-          yield* intake.remove([kept.id], false)
-          assert.strictEqual(yield* round(client), 1, "files deleted on the service: a reconcile is asked for")
-          const tree = e.state.user(user.userId)?.tree
-          const names = [...(tree?.values() ?? [])].map((i) => tree?.pathOf(i.id).join("/")).sort()
-          assert.deepStrictEqual(names, ["tv", "tv/Kept.mkv"])
-          const left = yield* Effect.promise(
-            async () =>
-              (await (await fetch(`${e.controlUrl}/downloads`)).json()) as { data: Array<{ user_id: string }> }
-          )
+          const [itemA, itemB] = yield* intake.list({ ids: [idA, idB] })
+          assert.notStrictEqual(itemA?.contentPath, itemB?.contentPath)
+          assert.strictEqual(itemA?.contentPath, "/mnt/media/movies/Same.Name.S01")
+          assert.strictEqual(itemB?.contentPath, "/mnt/media/movies/Same.Name.S01 (2)/Same.Name.S01")
+          const before = yield* serviceTree(user.userId)
+          const ofB = before.filter((p) => p.includes(`<${b.downloadId}>`))
+          assert.strictEqual(ofB.length, 3)
+
+          yield* intake.remove([idA], true)
+          yield* round(client)
+          const after = yield* serviceTree(user.userId)
           assert.deepStrictEqual(
-            left.data.filter((d) => d.user_id === user.userId),
-            []
+            after.filter((p) => p.includes("<")),
+            ofB,
+            "every file of the other release is still on the service"
           )
-          assert.deepStrictEqual(yield* tables.owingCleanup, [])
+          assert.isFalse(
+            after.some((p) => p.startsWith("movies/Same.Name.S01/")),
+            "the removed release's own folder went with it"
+          )
+          assert.strictEqual((yield* intake.list({ ids: [idB] }))[0]?.state, "mirroring")
         })
-      ).pipe(Effect.provide(intakeLayer()))
+      ).pipe(Effect.provide(intakeOverStore("/mnt/media")))
     })
   )
 
-  it.effect("a download the service answers completed (a cached torrent): its files are read in the same round", () =>
-    Effect.gen(function* () {
-      const e = yield* Emulator
-      const user = yield* freshUser
-      const timings = (t: DownloadTimings) =>
-        Effect.promise(() =>
-          fetch(`${e.controlUrl}/downloads/timings`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({
-              processing_ms: t.processingMs,
-              downloading_ms: t.downloadingMs,
-              finalizing_ms: t.finalizingMs
-            })
+  it.effect(
+    "a service that puts two downloads in one folder: the release fails with why, and its removal deletes only its own files",
+    () =>
+      Effect.gen(function* () {
+        const user = yield* freshUser
+        const root = tempDir("dlsync-intake-root-")
+        yield* withClient(user.apiKey, (client) =>
+          Effect.gen(function* () {
+            const intake = yield* Intake
+            const tables = yield* IntakeTables
+            // Another client of the account made a download of the same name in the same folder.
+            const other = yield* client.downloads.create({ magnet: magnet(HEX_B).uri, directory: "movies" })
+            assert.strictEqual(other.kind, "download")
+            const otherId = other.kind === "download" ? other.download.id : ""
+            yield* complete(otherId)
+            yield* intake.add(magnet(HEX_A), { category: "movies", via: "qbittorrent" })
+            yield* round(client)
+            const a = Option.getOrThrow(yield* tables.get(idA))
+            assert.strictEqual(a.directory, "movies", "the store has not seen the other download yet")
+            yield* complete(a.downloadId)
+            yield* round(client)
+            yield* catchUp(client)
+            const store = yield* Store
+            for (const f of yield* store.releases.filesOf(a.downloadId ?? "")) {
+              yield* landed(root, f.remotePath, Option.getOrThrow(yield* store.remote.get(f.remoteId)))
+            }
+            yield* round(client)
+            const [item] = yield* intake.list({ ids: [idA] })
+            assert.strictEqual(item?.state, "failed")
+            assert.include(item?.reason ?? "", "beside 3 file(s) of another download")
+
+            yield* intake.remove([idA], true)
+            yield* round(client)
+            const left = yield* serviceTree(user.userId)
+            assert.strictEqual(left.filter((p) => p.includes(`<${otherId}>`)).length, 3, "the other download keeps all")
+            assert.strictEqual(left.filter((p) => p.includes(`<${a.downloadId}>`)).length, 0)
           })
-        )
-      // The service completes it as it is created, as it does a cached torrent.
-      yield* Effect.acquireRelease(timings({ processingMs: 0, downloadingMs: 0, finalizingMs: 0 }), () =>
-        timings(DEFAULT_TIMINGS)
-      )
-      yield* withClient(user.apiKey, (client) =>
-        Effect.gen(function* () {
-          const intake = yield* Intake
-          const tables = yield* IntakeTables
-          yield* intake.add(
-            { _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HEX}&dn=Cached&xl=1000` },
-            { category: "tv", via: "t" }
-          )
-          // No FOLLOW_INTERVAL_MS wait: nothing is left to wait for on the service.
-          assert.strictEqual(yield* round(client), 1, "the files became known: a reconcile is asked for")
-          const record = Option.getOrThrow(yield* tables.get(id))
-          assert.strictEqual(record.status, "completed")
-          assert.strictEqual(record.files?.length, 3)
-        })
-      ).pipe(Effect.provide(intakeLayer()))
-    }).pipe(Effect.scoped)
+        ).pipe(Effect.provide(intakeOverStore(root)))
+      })
   )
 
-  it.effect("a 429 on the creation: back in the queue with the reason and when it may go", () =>
+  it.effect("a 429 on the creation: back in the queue until its Retry-After, shown as the time left", () =>
     Effect.gen(function* () {
       const e = yield* Emulator
       const user = yield* freshUser
@@ -142,31 +172,66 @@ layer(Emulator.layer())("IntakeRunner", (it) => {
         Effect.gen(function* () {
           const intake = yield* Intake
           const tables = yield* IntakeTables
-          yield* intake.add(
-            { _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HEX}&dn=Limited` },
-            { category: "", via: "t" }
-          )
+          yield* intake.add(magnet(HEX_A), { category: "", via: "qbittorrent" })
           const now = yield* Clock.currentTimeMillis
           yield* round(client)
-          const record = Option.getOrThrow(yield* tables.get(id))
+          const record = Option.getOrThrow(yield* tables.get(idA))
           assert.strictEqual(record.phase, "new")
           assert.strictEqual(record.notBefore, now + 30_000)
-          assert.strictEqual(
-            record.reason,
-            `rate limited by the service (429); retrying at ${new Date(now + 30_000).toISOString()}`
-          )
+          assert.strictEqual(record.heldBy, "rate_limit")
           const item = (yield* intake.list())[0]
           assert.strictEqual(item?.state, "queued")
-          assert.strictEqual(item?.expectedStartAt, now + 30_000)
-          // The apps show the wait as the time left.
           assert.strictEqual(item?.etaSeconds, 30)
           yield* TestClock.adjust("10 seconds")
           assert.strictEqual((yield* intake.list())[0]?.etaSeconds, 20)
-          // Not due yet: nothing is sent at the next round.
           yield* round(client)
-          assert.isNull(Option.getOrThrow(yield* tables.get(id)).downloadId)
+          assert.isNull(Option.getOrThrow(yield* tables.get(idA)).downloadId, "not due yet")
+          yield* TestClock.adjust("20 seconds")
+          yield* round(client)
+          assert.isNotNull(Option.getOrThrow(yield* tables.get(idA)).downloadId)
         })
-      ).pipe(Effect.provide(intakeLayer()))
+      ).pipe(Effect.provide(intakeOverStore("/mnt/media")))
+    })
+  )
+
+  it.effect("a daily cap: held with the reset time, the account read again every minute, sent once lifted", () =>
+    Effect.gen(function* () {
+      const e = yield* Emulator
+      const user = yield* freshUser
+      const setLimits = (remaining: number) =>
+        Effect.promise(() =>
+          fetch(`${e.controlUrl}/account`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({
+              user_id: user.userId,
+              limits: { daily_downloads: { limit: 5, remaining, resets_at: "2100-01-01T00:00:00Z" } }
+            })
+          })
+        )
+      const accountReads = Emulator.useSync(
+        (emu) => emu.control.requests({ origin: "api" }).filter((r) => r.path === "/api/v1/account").length
+      )
+      yield* setLimits(0)
+      yield* withClient(user.apiKey, (client) =>
+        Effect.gen(function* () {
+          const intake = yield* Intake
+          const tables = yield* IntakeTables
+          yield* intake.add(magnet(HEX_A), { category: "", via: "qbittorrent" })
+          yield* round(client)
+          const held = Option.getOrThrow(yield* tables.get(idA))
+          assert.strictEqual(held.heldBy, "cap")
+          assert.include(held.reason ?? "", "daily download limit (5) is used up")
+          const reads = yield* accountReads
+          yield* round(client)
+          yield* round(client)
+          assert.strictEqual(yield* accountReads, reads, "not read again within the minute")
+          yield* setLimits(3)
+          yield* TestClock.adjust(CAP_RECHECK_MS)
+          yield* round(client)
+          assert.isNotNull(Option.getOrThrow(yield* tables.get(idA)).downloadId, "sent once the cap lifted")
+        })
+      ).pipe(Effect.provide(intakeOverStore("/mnt/media")))
     })
   )
 })

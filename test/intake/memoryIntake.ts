@@ -51,11 +51,13 @@ export const makeMemoryIntake = (root: string, configuredCategories: ReadonlyArr
             id: identity.id,
             name,
             category: options.category,
+            via: options.via,
             state: options.paused ? "paused" : "queued",
             reason: options.paused ? "added paused" : "waiting for a free download slot",
             progress: 0,
             size: 0,
             remaining: 0,
+            rate: 0,
             etaSeconds: null,
             addedAt: added.length * 1000,
             completedAt: null,
@@ -72,6 +74,7 @@ export const makeMemoryIntake = (root: string, configuredCategories: ReadonlyArr
         Effect.map(Ref.get(items), (all) =>
           all.filter(
             (i) =>
+              (filter?.via === undefined || i.via === filter.via) &&
               (filter?.category === undefined || i.category === filter.category) &&
               (filter?.ids === undefined || filter.ids.includes(i.id))
           )
@@ -96,9 +99,9 @@ export const makeMemoryIntake = (root: string, configuredCategories: ReadonlyArr
         Effect.forEach(ids, (id) => update(id, (i) => ({ ...i, category, savePath: savePath(category) })), {
           discard: true
         }),
-      categories: Effect.sync(() => [...categories].map((name) => ({ name, savePath: savePath(name) }))),
-      createCategory: (name) => Effect.sync(() => void categories.add(name)),
-      removeCategories: (names) =>
+      categories: () => Effect.sync(() => [...categories].map((name) => ({ name, savePath: savePath(name) }))),
+      createCategory: (_via, name) => Effect.sync(() => void categories.add(name)),
+      removeCategories: (_via, names) =>
         Effect.sync(() => {
           for (const n of names) categories.delete(n)
         })

@@ -211,14 +211,32 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
 
     // `dlsync status`, --json and /api/status show the queue: name, category, state, reason, progress.
     const expected = [
-      { id: `btih:${pack.hash}`, name: "Pack.S02", category: "tv", state: "completed", reason: null, percent: 100 },
+      {
+        id: `btih:${pack.hash}`,
+        name: "Pack.S02",
+        category: "tv",
+        via: "qbittorrent",
+        state: "completed",
+        reason: null,
+        percent: 100,
+        size: 210_000,
+        rate: 0,
+        etaSeconds: 0,
+        contentPath: Path.join(b.root, "tv", "Pack.S02")
+      },
       {
         id: `btih:${HASH_B}`,
         name: "Blocked.Movie",
         category: "tv",
+        via: "qbittorrent",
         state: "failed",
         reason: "blocked by the service: Verify your e-mail address",
-        percent: 0
+        percent: 0,
+        // The service's size of the download (its files, sample and subtitles included), as the API showed it.
+        size: blocked?.size,
+        rate: 0,
+        etaSeconds: null,
+        contentPath: Path.join(b.root, "tv", "Blocked.Movie")
       }
     ]
     const status = await b.run(["status"])

@@ -1,9 +1,9 @@
 /** The pure parts of the qBittorrent API: path mapping, category names, hashes, the torrent view. */
 import { assert, describe, it } from "@effect/vitest"
 import { IntakeId } from "../../src/domain/IntakeId.ts"
+import { categoryProblem } from "../../src/intake/categoryName.ts"
 import type { IntakeItem } from "../../src/intake/Intake.ts"
 import { toAppPath } from "../../src/paths/pathMap.ts"
-import { categoryNameProblem } from "../../src/qbittorrent/categoryName.ts"
 import { hashOfId, parseHashes } from "../../src/qbittorrent/hashes.ts"
 import { torrentInfo, UNKNOWN_ETA } from "../../src/qbittorrent/torrentView.ts"
 
@@ -28,11 +28,26 @@ describe("toAppPath", () => {
   })
 })
 
-describe("categoryNameProblem", () => {
+describe("categoryProblem", () => {
   it("accepts folder names and subcategories, refuses what leaves the mirror root", () => {
-    for (const ok of ["", "tv", "tv-sonarr", "tv/hd", "Movies 4K"]) assert.isUndefined(categoryNameProblem(ok), ok)
-    for (const bad of ["..", "../x", "a/..", "./a", "/abs", "a/", "a//b", "a\\b", "C:x", "a\nb", "x".repeat(201)]) {
-      assert.isString(categoryNameProblem(bad), bad)
+    for (const ok of ["", "tv", "tv-sonarr", "tv/hd", "Movies 4K"]) assert.isUndefined(categoryProblem(ok), ok)
+    for (const bad of [
+      "..",
+      "../x",
+      "a/..",
+      "./a",
+      "/abs",
+      "a/",
+      "a//b",
+      "a\\b",
+      "C:x",
+      "a\nb",
+      "x".repeat(201),
+      " a",
+      "a /b",
+      ".dlsync"
+    ]) {
+      assert.isString(categoryProblem(bad), bad)
     }
   })
 })
@@ -55,6 +70,8 @@ describe("torrentInfo", () => {
     id: IntakeId.make(`btih:${"a".repeat(40)}`),
     name: "Show",
     category: "tv",
+    via: "qbittorrent",
+    rate: 0,
     state: "mirroring",
     reason: null,
     progress: 1,

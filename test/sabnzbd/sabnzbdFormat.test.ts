@@ -49,6 +49,8 @@ describe("intake states as SABnzbd statuses", () => {
     id: IntakeId.make(`btih:${"ab".repeat(20)}`),
     name: "Show",
     category: "",
+    via: "sabnzbd",
+    rate: 0,
     state,
     reason: state === "failed" ? "expired before it was selected" : null,
     progress: 0.5,

@@ -74,6 +74,7 @@ export const makeMemoryIntake = (root: string, configured: ReadonlyArray<string>
       Effect.sync(() =>
         [...items.values()].filter(
           (item) =>
+            (filter?.via === undefined || item.via === filter.via) &&
             (filter?.category === undefined || item.category === filter.category) &&
             (filter?.ids === undefined || filter.ids.includes(item.id))
         )
@@ -104,13 +105,13 @@ export const makeMemoryIntake = (root: string, configured: ReadonlyArray<string>
         calls.push({ method: "setCategory", args: { ids, category } })
         for (const id of ids) update(id, (item) => ({ ...item, category }))
       }),
-    categories: Effect.sync(() => [...categories].sort().map((name) => ({ name, savePath: savePathOf(name) }))),
-    createCategory: (name) =>
+    categories: () => Effect.sync(() => [...categories].sort().map((name) => ({ name, savePath: savePathOf(name) }))),
+    createCategory: (_via, name) =>
       Effect.sync(() => {
         calls.push({ method: "createCategory", args: name })
         categories.add(name)
       }),
-    removeCategories: (names) =>
+    removeCategories: (_via, names) =>
       Effect.sync(() => {
         calls.push({ method: "removeCategories", args: names })
         for (const name of names) categories.delete(name)
@@ -220,11 +221,13 @@ const itemOf = (identified: Identified, options: AddOptions, now: number, savePa
     id: identified.id,
     name: identified.name,
     category: options.category,
+    via: options.via,
     state: options.paused === true ? "paused" : "queued",
     reason: null,
     progress: 0,
     size,
     remaining: size,
+    rate: 0,
     etaSeconds: null,
     addedAt: now,
     completedAt: null,
