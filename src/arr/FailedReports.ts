@@ -1,29 +1,33 @@
 /**
  * Failed releases reported to Sonarr, Radarr, Lidarr and Readarr. qBittorrent has no failed state, so an app
  * whose release failed on the service would only see a warning and never search again
- * (rogerfar/rdt-client#386). Every REPORT_INTERVAL this reads the intake queue and, for each
- * failed torrent not reported yet, finds it in each configured app's queue by its info-hash
- * (findQueueItem.ts) and marks it failed there as the app's own Queue page does
- * (markFailed.ts): the app blocklists the release and searches for another.
+ * (rogerfar/rdt-client#386). A release of the qBittorrent surface that fails
+ * (`release_failed`, and those failed before a restart and not reported yet) waits here until
+ * each configured app's queue is searched for it by its info-hash (findQueueItem.ts) and it is
+ * marked failed there as the app's own Queue page does (markFailed.ts): the app blocklists the
+ * release and searches for another.
  *
- *   Intake.list ─► failed · btih: · not in arr_failure_reports ─► each app: GET queue (pages)
+ *   release_failed (qbittorrent, btih:) ─► waiting ─► each app: GET queue (pages)
  *     found ─► DELETE queue/{id} (blocklist) ─► record "marked"
  *     in no app's queue for UNTRACKED_AFTER_MISSES rounds ─► record "untracked"
+ *   rounds every REPORT_INTERVAL (the apps refresh their queue once a minute) while any waits;
+ *   none while nothing does.
  *
  * Invariants:
- * - Only torrents (`btih:` identities): the qBittorrent surface's items. The SABnzbd surface
- *   reports Failed itself, which the apps act on; an NZB never reaches this.
- * - Each intake is reported once: the store row is written after the app accepted the call,
- *   and a reported intake is never looked up again, after a restart too.
+ * - Only the qBittorrent surface's releases: the SABnzbd surface reports Failed itself, which
+ *   the apps act on, and `dlsync add` or the blackhole add releases no app tracks.
+ * - Each release is reported once: the store row is written after the app accepted the call,
+ *   and a reported release is never looked up again, after a restart too.
  * - An app that cannot be reached is retried with the program's backoff (pacing/backoff.ts),
  *   then again next round; a refused key is logged once per problem. The mirror never
  *   waits for an app nor fails because of one.
  * - Runs only where the intake queue is provided (the daemon with a surface on).
  */
-import { Clock, Effect, Layer, Option, Random, Schedule } from "effect"
+import { Clock, Effect, Layer, Option, PubSub, Queue, Random } from "effect"
 import { ApiTransport } from "../api/ApiTransport.ts"
 import type { ArrSettings } from "../config/arrSettings.ts"
-import { Intake, type IntakeItem } from "../intake/Intake.ts"
+import { MirrorEvents } from "../events/MirrorEvents.ts"
+import { Intake } from "../intake/Intake.ts"
 import { backoffDelay } from "../pacing/backoff.ts"
 import { makeArrFailureReportTable } from "../store/arrFailureReportTable.ts"
 import { Database } from "../store/Database.ts"
@@ -49,8 +53,32 @@ export const failedReportsLayer = (config: ArrSettings): Layer.Layer<never, neve
       const intake = yield* Effect.serviceOption(Intake)
       if (Option.isNone(intake)) return
       const { db } = yield* Database
-      const reporter = makeReporter(apps, intake.value, makeArrFailureReportTable(db))
-      yield* Effect.forkScoped(Effect.repeat(reporter, Schedule.spaced(REPORT_INTERVAL)))
+      const table = makeArrFailureReportTable(db)
+      const waiting = new Map<string, FailedRelease>()
+      const wake = yield* Queue.sliding<void>(1)
+      const events = yield* MirrorEvents
+      const subscription = yield* events.subscribe
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.flatMap(PubSub.take(subscription), (event) => {
+            if (event._tag !== "release_failed" || !isReportable(event, table)) return Effect.void
+            waiting.set(event.id, event)
+            return Queue.offer(wake, undefined)
+          })
+        )
+      )
+      for (const item of yield* intake.value.list({ via: "qbittorrent" })) {
+        if (item.state === "failed" && isReportable(item, table)) waiting.set(item.id, item)
+      }
+      const report = makeReporter(apps, table)
+      const rounds = Effect.gen(function* () {
+        if (waiting.size === 0) yield* Queue.take(wake)
+        for (const release of [...waiting.values()]) {
+          if ((yield* report(release)) !== "waiting") waiting.delete(release.id)
+        }
+        if (waiting.size > 0) yield* Effect.sleep(REPORT_INTERVAL)
+      })
+      yield* Effect.forkScoped(Effect.forever(rounds))
     })
   ).pipe(Layer.provide(ApiTransport.layerNodeHttp))
 }
@@ -59,8 +87,19 @@ export const failedReportsLayer = (config: ArrSettings): Layer.Layer<never, neve
 
 type Table = ReturnType<typeof makeArrFailureReportTable>
 
-/** One round: every failed torrent not yet reported. */
-const makeReporter = (apps: ReadonlyArray<ArrTarget>, intake: Intake["Service"], table: Table) => {
+/** What a report needs of a failed release (an IntakeItem or a release_failed event). */
+interface FailedRelease {
+  readonly id: string
+  readonly name: string
+  readonly via: string
+  readonly reason: string | null
+}
+
+const isReportable = (release: FailedRelease, table: Table): boolean =>
+  release.via === "qbittorrent" && release.id.startsWith("btih:") && !table.isReported(release.id)
+
+/** Reports one release to the apps: "done" (marked, or in no app's queue for long enough), or "waiting" for the next round. */
+const makeReporter = (apps: ReadonlyArray<ArrTarget>, table: Table) => {
   const misses = new Map<string, number>()
   const logged = new Set<string>()
   const warnOnce = (problem: string) =>
@@ -68,8 +107,8 @@ const makeReporter = (apps: ReadonlyArray<ArrTarget>, intake: Intake["Service"],
       ? Effect.void
       : Effect.sync(() => logged.add(problem)).pipe(Effect.andThen(Effect.logWarning(problem)))
 
-  const reportItem = Effect.fnUntraced(function* (item: IntakeItem) {
-    const hash = item.id.slice("btih:".length)
+  return Effect.fnUntraced(function* (release: FailedRelease) {
+    const hash = release.id.slice("btih:".length)
     let answered = true
     for (const target of apps) {
       const found = yield* Effect.result(withBackoff(findQueueItem(target, hash)))
@@ -83,32 +122,25 @@ const makeReporter = (apps: ReadonlyArray<ArrTarget>, intake: Intake["Service"],
       if (marked._tag === "Failure") {
         // Gone from the queue meanwhile: looked up again next round.
         if (marked.failure.reason !== "notFound") {
-          yield* warnOnce(`${target.app.name}: cannot mark ${item.name} failed: ${marked.failure.problem}`)
+          yield* warnOnce(`${target.app.name}: cannot mark ${release.name} failed: ${marked.failure.problem}`)
         }
-        return
+        return "waiting" as const
       }
-      table.record(item.id, { outcome: "marked", app: target.app.section }, yield* Clock.currentTimeMillis)
-      misses.delete(item.id)
+      table.record(release.id, { outcome: "marked", app: target.app.section }, yield* Clock.currentTimeMillis)
+      misses.delete(release.id)
       yield* Effect.logInfo(
-        `${target.app.name}: marked ${item.name} failed (${item.reason ?? "failed on the service"}); ${target.app.name} blocklists it and searches for another`
+        `${target.app.name}: marked ${release.name} failed (${release.reason ?? "failed on the service"}); ${target.app.name} blocklists it and searches for another`
       )
-      return
+      return "done" as const
     }
-    if (!answered) return
-    const missed = (misses.get(item.id) ?? 0) + 1
-    misses.set(item.id, missed)
-    if (missed >= UNTRACKED_AFTER_MISSES) {
-      table.record(item.id, { outcome: "untracked" }, yield* Clock.currentTimeMillis)
-      misses.delete(item.id)
-      yield* Effect.logInfo(`failed release ${item.name} is in no app's queue; nothing to report`)
-    }
-  })
-
-  return Effect.gen(function* () {
-    const failed = (yield* intake.list()).filter(
-      (item) => item.state === "failed" && item.id.startsWith("btih:") && !table.isReported(item.id)
-    )
-    for (const item of failed) yield* reportItem(item)
+    if (!answered) return "waiting" as const
+    const missed = (misses.get(release.id) ?? 0) + 1
+    misses.set(release.id, missed)
+    if (missed < UNTRACKED_AFTER_MISSES) return "waiting" as const
+    table.record(release.id, { outcome: "untracked" }, yield* Clock.currentTimeMillis)
+    misses.delete(release.id)
+    yield* Effect.logInfo(`failed release ${release.name} is in no app's queue; nothing to report`)
+    return "done" as const
   })
 }
 

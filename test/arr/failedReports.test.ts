@@ -3,10 +3,11 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
-import { Clock, Effect, Layer, Redacted } from "effect"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { failedReportsLayer, UNTRACKED_AFTER_MISSES } from "../../src/arr/FailedReports.ts"
 import type { ArrSettings } from "../../src/config/arrSettings.ts"
+import { MirrorEvents, mirrorEventsLayer } from "../../src/events/MirrorEvents.ts"
 import { Intake } from "../../src/intake/Intake.ts"
 import { DATABASE_FILE, Database } from "../../src/store/Database.ts"
 import { arrStandIn } from "../standins/arrStandIn.ts"
@@ -189,6 +190,41 @@ describe("failed releases reported to the apps", () => {
       )
       assert.strictEqual(lidarr.requests[0]?.url.searchParams.get("includeUnknownArtistItems"), "true")
       assert.strictEqual(lidarr.requests[1]?.url.searchParams.get("blocklist"), "true")
+      Fs.rmSync(dir, { recursive: true, force: true })
+    })
+  )
+
+  it.effect("nothing failed: the apps are never asked; a release that fails later is reported at once", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-arr-"))
+      const sonarr = yield* standIn(
+        arrStandIn({ apiKey: KEY, mount: { hostDir: dir, appPath: "/data" }, queue: queue() })
+      )
+      const control = makeMemoryIntake(Path.join(dir, "root"))
+      const layer = failedReportsLayer(settings(sonarr.url)).pipe(
+        Layer.provide(Database.layer(Path.join(dir, "state"))),
+        Layer.provide(Layer.succeed(Intake, control.intake)),
+        Layer.provideMerge(mirrorEventsLayer)
+      )
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const context = yield* Layer.build(Layer.fresh(layer))
+          yield* minutesPass(3)
+          assert.deepStrictEqual(sonarr.requests, [], "no failed release: no round, no request")
+          const events = Context.get(context, MirrorEvents)
+          const failedAt = yield* Clock.currentTimeMillis
+          yield* events.publish({
+            _tag: "release_failed",
+            id: `btih:${HASH}`,
+            name: "Show.S01E01.1080p",
+            category: "tv",
+            via: "qbittorrent",
+            reason: "failed on the service: source gone"
+          })
+          yield* advanceUntil(() => marks(sonarr.requests).length >= 1, "1 second")
+          assert.isBelow((yield* Clock.currentTimeMillis) - failedAt, 60_000, "before the next minute's round")
+        })
+      )
       Fs.rmSync(dir, { recursive: true, force: true })
     })
   )
