@@ -1,7 +1,7 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schedule } from "effect"
 import { TestClock } from "effect/testing"
 import { Metrics } from "../../src/server/Metrics.ts"
 import { parsePrometheusText, sampleValue } from "./promText.ts"
@@ -70,7 +70,9 @@ describe("Metrics", () => {
         process_cpu_seconds_total: "counter",
         process_open_fds: "gauge",
         process_max_fds: "gauge",
-        process_start_time_seconds: "gauge"
+        process_start_time_seconds: "gauge",
+        nodejs_eventloop_lag_p99_seconds: "gauge",
+        nodejs_eventloop_lag_max_seconds: "gauge"
       }
       assert.deepStrictEqual([...families.keys()].sort(), Object.keys(types).sort())
       for (const [name, type] of Object.entries(types)) {
@@ -114,6 +116,30 @@ describe("Metrics", () => {
       const cpu1 = sampleValue(yield* parsed, "process_cpu_seconds_total") ?? 0
       assert.isAbove(cpu1, cpu0 + 0.02)
       assert.isBelow(cpu1, process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 + 0.01)
+    }).pipe(withMetrics)
+  )
+
+  it.live("the event loop's lag since the previous scrape: a loop held for 150 ms shows in its max, then passes", () =>
+    Effect.gen(function* () {
+      const lag = Effect.map(parsed, (families) => ({
+        p99: sampleValue(families, "nodejs_eventloop_lag_p99_seconds") ?? -1,
+        max: sampleValue(families, "nodejs_eventloop_lag_max_seconds") ?? -1
+      }))
+      yield* lag
+      // What a synchronous parse of a big body does to every listener and transfer.
+      const until = performance.now() + 150
+      while (performance.now() < until) Math.sqrt(Math.random())
+      // The monitor sees the loop's delay once the loop turns again.
+      const held = yield* lag.pipe(
+        Effect.filterOrFail((l) => l.max >= 0.1),
+        Effect.retry({ schedule: Schedule.spaced("10 millis") })
+      )
+      assert.isAtMost(held.p99, held.max)
+      const after = yield* lag.pipe(
+        Effect.filterOrFail((l) => l.max >= 0 && l.max < 0.1),
+        Effect.retry({ schedule: Schedule.spaced("10 millis") })
+      )
+      assert.isAtMost(after.p99, after.max)
     }).pipe(withMetrics)
   )
 
