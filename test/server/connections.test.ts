@@ -6,7 +6,7 @@
  */
 import * as Http from "node:http"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Option, Redacted } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, Schedule } from "effect"
 import { Intake } from "../../src/intake/Intake.ts"
 import { SabnzbdServer } from "../../src/sabnzbd/SabnzbdServer.ts"
 import { HealthServer } from "../../src/server/HealthServer.ts"
@@ -32,10 +32,7 @@ const healthServer = (document: StatusSource["Service"]["document"] = Effect.suc
         )
       )
     )
-  ).pipe(
-    Effect.map((context) => HealthServer.use((s) => Effect.succeed(s.url ?? "")).pipe(Effect.provide(context))),
-    Effect.flatten
-  )
+  ).pipe(Effect.map((context) => Context.get(context, HealthServer).url ?? assert.fail("the server is off")))
 
 describe("local servers: connections", () => {
   it.live("500 idle connections from the probe's own address: /healthz still answers, and only a few are held", () =>
@@ -43,9 +40,7 @@ describe("local servers: connections", () => {
       const base = yield* healthServer()
       const flood = yield* idleSockets(base, FLOOD)
       assert.strictEqual((yield* get(base, "/healthz")).status, 200)
-      yield* Effect.eventually(
-        Effect.suspend(() => (flood.open() <= MAX_CONNECTIONS_PER_ADDRESS ? Effect.void : Effect.fail("held")))
-      )
+      yield* until(() => flood.open() <= MAX_CONNECTIONS_PER_ADDRESS)
       // The newest stay (the oldest idle ones made room).
       assert.isFalse(flood.sockets.at(-1)?.destroyed ?? true)
     }).pipe(Effect.scoped)
@@ -78,7 +73,7 @@ describe("local servers: connections", () => {
       )
       assert.strictEqual((yield* get(base, "/healthz")).status, 200)
       const held = () => floods.reduce((n, f) => n + f.open(), 0)
-      yield* Effect.eventually(Effect.suspend(() => (held() < MAX_CONNECTIONS ? Effect.void : Effect.fail("held"))))
+      yield* until(() => held() < MAX_CONNECTIONS)
       // Room is made where the most connections are held: every address keeps most of its own.
       assert.isTrue(floods.every((f) => f.open() >= MAX_CONNECTIONS_PER_ADDRESS / 2))
     }).pipe(Effect.scoped)
@@ -98,10 +93,7 @@ describe("local servers: connections", () => {
           },
           root: "/srv/dlsync"
         }).pipe(Layer.provide(Layer.succeed(Intake, memory.intake)))
-      ).pipe(
-        Effect.map((context) => SabnzbdServer.use((s) => Effect.succeed(s.url ?? "")).pipe(Effect.provide(context))),
-        Effect.flatten
-      )
+      ).pipe(Effect.map((context) => Context.get(context, SabnzbdServer).url ?? assert.fail("the API is off")))
       yield* idleSockets(qbit.url, FLOOD, "127.0.0.2")
       yield* idleSockets(sab, FLOOD, "127.0.0.2")
       const basic = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString("base64")}`
@@ -113,6 +105,12 @@ describe("local servers: connections", () => {
     }).pipe(Effect.scoped)
   )
 })
+
+/** Waits, looking every 10 ms, until `condition` holds (the test's timeout ends a wait in vain). */
+const until = (condition: () => boolean) =>
+  Effect.suspend(() => (condition() ? Effect.void : Effect.fail("not yet"))).pipe(
+    Effect.retry({ schedule: Schedule.spaced("10 millis") })
+  )
 
 /** One GET on a fresh connection from 127.0.0.1. */
 const get = (base: string, path: string, headers: Record<string, string> = {}) =>
