@@ -36,7 +36,7 @@
 import * as Fs from "node:fs"
 import { Clock, Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
-import { makeEventLoopLag } from "./eventLoopLag.ts"
+import { monitorEventLoopLag } from "./eventLoopLag.ts"
 import { readProcessMetrics } from "./processMetrics.ts"
 
 export type AppStateWriteOutcome = "written" | "precondition_failed" | "failed"
@@ -158,8 +158,7 @@ const makeMetrics = Effect.gen(function* () {
   const lagMax = Metric.gauge("nodejs_eventloop_lag_max_seconds", {
     description: "The most the event loop ran late since the previous scrape, in seconds."
   })
-  const eventLoopLag = makeEventLoopLag()
-  yield* Effect.forkScoped(eventLoopLag.sample)
+  const eventLoopLag = yield* monitorEventLoopLag
 
   // Series that exist from the start, so rate() and alerts see a 0 rather than nothing.
   bytes.updateUnsafe(0, context)
