@@ -110,7 +110,6 @@ const EXIT_CODES = {
   TokenStoreError: ExitCode.config,
   HealthServerError: ExitCode.config,
   BlackholeError: ExitCode.config,
-  WebhookReceiverError: ExitCode.config,
   StoreDamaged: ExitCode.config,
   EmulatorStartError: ExitCode.temporary,
   InstanceLocked: ExitCode.temporary,

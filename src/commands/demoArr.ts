@@ -30,8 +30,7 @@ export const demoQbittorrentLayer = (config: AppConfig) =>
       password: Redacted.make(PASSWORD),
       path_map: []
     },
-    mirrorRoot: config.mirror.root,
-    allowedHosts: []
+    mirrorRoot: config.mirror.root
   }).pipe(Layer.provide(intakeLayer(config)))
 
 interface TorrentInfo {

@@ -73,8 +73,7 @@ export const daemonLayer = (config: AppConfig) => {
       ({ SabnzbdServer }) =>
         SabnzbdServer.layer({
           settings: config.sabnzbd,
-          root: config.mirror.root,
-          allowedHosts: config.server.allowed_hosts
+          root: config.mirror.root
         })
     ),
     whenOn(

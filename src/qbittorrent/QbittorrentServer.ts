@@ -3,38 +3,37 @@
  * and Prowlarr add dlsync as a qBittorrent download client and send it releases; they poll
  * it and import from the mirror once an item is complete.
  *
- *   app ─► /api/v2/<scope>/<action> ─► Host check ─► auth (session, Basic, Bearer)
+ *   app ─► /api/v2/<scope>/<action> ─► cross-site check ─► auth (session, Basic, Bearer)
  *        ─► parameters (query + body, bounded) ─► endpoints.ts ─► Intake
  *
- * - Every request whose Host is not this server's is 403 (HostCheck: DNS rebinding); a name
- *   the apps use to reach dlsync (a container name) goes in `server.allowed_hosts`.
- * - auth/login is the only call without credentials; any other call without them is 403,
- *   as qBittorrent answers (the apps' probe of app/webapiVersion counts on 403, never 401
- *   or 404). Sessions and bans: Sessions.ts.
- * - A request a browser sends from another site's page (its Origin is not this server) is
- *   403, as qBittorrent's CSRF check refuses it; the apps send no Origin.
+ * - A request a browser sends from another site's page is 403, as qBittorrent's CSRF check
+ *   refuses it: by its Origin, else its Referer, else its Sec-Fetch-Site (anything but
+ *   same-origin or none); the apps send none of them.
+ * - auth/login is the only call without credentials, by POST only (405 otherwise, so no
+ *   link or image on a page can sign in or count a failure); its body is read within a few
+ *   KiB. Any other call without credentials is 403 and its body is not read, as qBittorrent
+ *   answers (the apps' probe of app/webapiVersion counts on 403, never 401 or 404).
+ *   Sessions and bans: Sessions.ts; bodies: requestForm.ts.
+ * - Any Host is answered, as qBittorrent answers it by default: the credentials are the
+ *   gate, so an app may reach dlsync by any name (a container name).
  * - An unknown path is 404; a changing call over GET is 405.
  *
- * Lifetime: listening once the layer is built; a listen failure (port in use) fails the
- * layer with HealthServerError, naming `qbittorrent.listen`, so dlsync exits 78 with one
- * line, as for the health endpoint.
+ * Lifetime and bounds: server/LocalServer.ts (a listen failure names `qbittorrent.listen`:
+ * dlsync exits 78 with one line).
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { QbittorrentSettings } from "../config/qbittorrentSettings.ts"
 import { Intake, type IntakeSource } from "../intake/Intake.ts"
-import { boundedHttpServer, type HealthServerError } from "../server/HealthServer.ts"
-import { allowedHosts, hostCheck } from "../server/HostCheck.ts"
-import { formatListen, isLoopback } from "../server/ListenAddress.ts"
+import { type HealthServerError, serveLocally } from "../server/LocalServer.ts"
+import { CLOSE_CONNECTION } from "../server/requestBody.ts"
 import { type Endpoint, makeEndpoints, text } from "./endpoints.ts"
-import { type FormProblem, readForm } from "./requestForm.ts"
+import { CALL_LIMITS, type FormProblem, LOGIN_LIMITS, readForm } from "./requestForm.ts"
 import { makeSessions, SESSION_COOKIE, type Sessions } from "./Sessions.ts"
 
 export interface QbittorrentServerOptions {
   readonly settings: QbittorrentSettings
   readonly mirrorRoot: string
-  /** `server.allowed_hosts`: names besides the listen address and loopback that reach it. */
-  readonly allowedHosts: ReadonlyArray<string>
   /** Where `urls=https://…` sources come from; fetchTorrentUrl unless a test says otherwise. */
   readonly fetchUrl?: (url: string) => Effect.Effect<IntakeSource, string>
 }
@@ -48,32 +47,30 @@ export class QbittorrentServer extends Context.Service<
 >()("dlsync/qbittorrent/QbittorrentServer") {
   static readonly layer = (
     options: QbittorrentServerOptions
-  ): Layer.Layer<QbittorrentServer, HealthServerError, Intake> => {
-    const address = options.settings.listen
-    const server = boundedHttpServer(address, "qbittorrent.listen")
-    const serving = HttpRouter.serve(routes(options), { disableLogger: true, disableListenLog: true })
-    const announced = Layer.effect(
+  ): Layer.Layer<QbittorrentServer, HealthServerError, Intake> =>
+    Layer.effect(
       QbittorrentServer,
-      Effect.gen(function* () {
-        const url = HttpServer.formatAddress((yield* HttpServer.HttpServer).address)
-        yield* Effect.logInfo(`qBittorrent API listening on ${url} (for Sonarr, Radarr and Prowlarr)`)
-        if (!isLoopback(address)) {
-          yield* Effect.logWarning(
-            `qBittorrent API ${url} is reachable from other hosts (qbittorrent.listen = "${formatListen(address)}"); it adds and deletes downloads, so keep its password strong`
-          )
-        }
-        return QbittorrentServer.of({ url })
-      })
+      Effect.map(
+        serveLocally(
+          {
+            listen: options.settings.listen,
+            setting: "qbittorrent.listen",
+            name: "qBittorrent API",
+            usage: "(for Sonarr, Radarr and Prowlarr)",
+            exposure: "it adds and deletes downloads, so keep its password strong",
+            requestTimeoutMs: REQUEST_TIMEOUT_MS
+          },
+          routes(options)
+        ),
+        (url) => QbittorrentServer.of({ url })
+      )
     )
-    return Layer.merge(serving, announced).pipe(Layer.provide(server))
-  }
 }
 
 /** The layer the daemon adds: the API when `[qbittorrent]` is configured, else nothing. */
 export const qbittorrentLayer = (config: {
   readonly qbittorrent: QbittorrentSettings | null
   readonly mirror: { readonly root: string }
-  readonly server: { readonly allowed_hosts: ReadonlyArray<string> }
 }): Layer.Layer<never, HealthServerError, Intake> =>
   config.qbittorrent === null
     ? Layer.empty
@@ -81,8 +78,7 @@ export const qbittorrentLayer = (config: {
         Layer.provide(
           QbittorrentServer.layer({
             settings: config.qbittorrent,
-            mirrorRoot: config.mirror.root,
-            allowedHosts: config.server.allowed_hosts
+            mirrorRoot: config.mirror.root
           })
         )
       )
@@ -91,13 +87,15 @@ export const qbittorrentLayer = (config: {
 
 const API_PREFIX = "/api/v2/"
 
+/** The longest a request may take to arrive: a few .torrent files over a slow link. */
+const REQUEST_TIMEOUT_MS = 120_000
+
 const routes = (options: QbittorrentServerOptions) =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const router = yield* HttpRouter.HttpRouter
       const intake = yield* Intake
       const { settings } = options
-      const guard = hostCheck(allowedHosts(settings.listen, options.allowedHosts))
       const sessions = makeSessions({ username: settings.username, password: settings.password })
       const endpoints = makeEndpoints({
         intake,
@@ -107,16 +105,8 @@ const routes = (options: QbittorrentServerOptions) =>
         username: settings.username,
         ...(options.fetchUrl === undefined ? {} : { fetchUrl: options.fetchUrl })
       })
-      yield* router.add(
-        "*",
-        `${API_PREFIX}*`,
-        guard((request) => answer(request, sessions, endpoints))
-      )
-      yield* router.add(
-        "*",
-        "*",
-        guard(() => Effect.succeed(text(404, "Not Found")))
-      )
+      yield* router.add("*", `${API_PREFIX}*`, (request) => answer(request, sessions, endpoints))
+      yield* router.add("*", "*", () => Effect.succeed(text(404, "Not Found")))
     })
   )
 
@@ -128,12 +118,11 @@ const answer = Effect.fnUntraced(function* (
   const path = new URL(request.url, "http://localhost").pathname.slice(API_PREFIX.length).replace(/\/+$/, "")
   const client = Option.getOrElse(request.remoteAddress, () => "unknown")
   const sid = request.cookies[SESSION_COOKIE]
-  const read = Effect.result(readForm(request))
   if (isCrossSite(request)) return text(403, "cross-site request refused")
 
   if (path === "auth/login") {
-    if (request.method !== "POST" && request.method !== "GET") return methodNotAllowed
-    const form = yield* read
+    if (request.method !== "POST") return methodNotAllowed("POST")
+    const form = yield* Effect.result(readForm(request, LOGIN_LIMITS))
     if (form._tag === "Failure") return formProblem(form.failure)
     const outcome = yield* sessions.login(
       client,
@@ -168,29 +157,40 @@ const answer = Effect.fnUntraced(function* (
       `${SESSION_COOKIE}=; HttpOnly; Path=/; Max-Age=0; SameSite=Strict`
     )
   }
-  const endpoint = endpoints[path]
+  // Own names only: a path such as "constructor" is no endpoint.
+  const endpoint = Object.hasOwn(endpoints, path) ? endpoints[path] : undefined
   if (endpoint === undefined) return text(404, "Not Found")
   if (endpoint.write ? request.method !== "POST" : request.method !== "GET" && request.method !== "POST") {
-    return methodNotAllowed
+    return methodNotAllowed(endpoint.write ? "POST" : "GET, POST")
   }
-  const form = yield* read
+  const form = yield* Effect.result(readForm(request, CALL_LIMITS))
   return form._tag === "Failure" ? formProblem(form.failure) : yield* endpoint.run(form.success)
 })
 
-/** Whether a browser sent this from a page of another origin (Origin's host is not the Host). */
+/**
+ * Whether a browser sent this from a page of another origin, as qBittorrent decides it: by
+ * the Origin (its host and port against the Host), else the Referer, else Sec-Fetch-Site
+ * (only same-origin and none are this server's own); with none of them (the apps, curl) no.
+ */
 const isCrossSite = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  const origin = request.headers.origin
-  if (origin === undefined) return false
-  try {
-    return new URL(origin).host.toLowerCase() !== (request.headers.host ?? "").toLowerCase()
-  } catch {
-    return true
+  const { origin, referer, host } = request.headers
+  const source = origin ?? referer
+  if (source === undefined) {
+    const site = request.headers["sec-fetch-site"]?.toLowerCase()
+    return site !== undefined && site !== "same-origin" && site !== "none"
   }
+  return !URL.canParse(source) || new URL(source).host.toLowerCase() !== (host ?? "").toLowerCase()
 }
 
-const formProblem = (problem: FormProblem) => text(problem.status, `${problem.problem}\n`)
+const formProblem = (problem: FormProblem) => {
+  const answer = text(problem.status, `${problem.problem}\n`)
+  return problem.status === 408 || problem.status === 413
+    ? HttpServerResponse.setHeaders(answer, CLOSE_CONNECTION)
+    : answer
+}
 
-const methodNotAllowed = HttpServerResponse.text("Method Not Allowed", {
-  status: 405,
-  headers: { "cache-control": "no-store", allow: "GET, POST" }
-})
+const methodNotAllowed = (allow: string) =>
+  HttpServerResponse.text("Method Not Allowed", {
+    status: 405,
+    headers: { "cache-control": "no-store", allow }
+  })

@@ -5,8 +5,14 @@
  * - every other call needs a live session, or the credentials on the request itself
  *   (`Authorization: Basic`, sent by Radarr and Prowlarr; `Authorization: Bearer <password>`,
  *   Sonarr's API-key mode);
- * - MAX_FAILED_LOGINS wrong credentials from one address ban it for BAN_SECONDS: every
- *   attempt from it is refused, right or wrong, until then (a restart lifts it).
+ * - MAX_FAILED_LOGINS different wrong credentials from one address ban it for BAN_SECONDS:
+ *   every attempt from it is refused, right or wrong, until then (a restart lifts it). The
+ *   same wrong credentials sent again count once: an app with an old password sends them on
+ *   every request (Radarr's Test: the version probe's Basic, then the login's form), and
+ *   one wrong password is a mistake to report, not a guess to ban. A request counts at most
+ *   one failure, whatever it carries.
+ * - Every failed sign-in is logged with its address, the user name and how it came (form,
+ *   Basic, Bearer); never a password.
  * Credentials are compared in constant time. Time is the Effect Clock.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
@@ -51,8 +57,8 @@ export const makeSessions = (credentials: {
 }): Sessions => {
   /** sid → last use (ms). */
   const sessions = new Map<string, number>()
-  /** client address → failures and, once banned, until when (ms). */
-  const failures = new Map<string, { count: number; bannedUntil: number }>()
+  /** client address → the digests of its different wrong credentials and, once banned, until when (ms). */
+  const failures = new Map<string, { tried: Set<string>; bannedUntil: number }>()
 
   const matches = (username: string, password: string) =>
     // Both compared, whatever the first gives, so the time tells nothing.
@@ -66,18 +72,29 @@ export const makeSessions = (credentials: {
     return false
   }
 
-  const failed = (client: string, now: number) =>
+  const failed = (client: string, now: number, attempt: Attempt) =>
     Effect.suspend(() => {
       if (failures.size >= MAX_TRACKED_CLIENTS) {
         for (const [address, e] of failures) if (e.bannedUntil <= now) failures.delete(address)
       }
-      const entry = failures.get(client) ?? { count: 0, bannedUntil: 0 }
-      entry.count += 1
+      const entry = failures.get(client) ?? { tried: new Set<string>(), bannedUntil: 0 }
       failures.set(client, entry)
-      if (entry.count < MAX_FAILED_LOGINS) return Effect.void
+      const again = entry.tried.has(attempt.digest)
+      entry.tried.add(attempt.digest)
+      const who = `${client} (user ${JSON.stringify(attempt.username.slice(0, 64))}, by ${attempt.via})`
+      if (again) {
+        return Effect.logWarning(`qBittorrent API: failed sign-in from ${who}: the same wrong credentials again`)
+      }
+      const failed = Effect.logWarning(
+        `qBittorrent API: failed sign-in from ${who}: ${entry.tried.size} of ${MAX_FAILED_LOGINS} different wrong credentials before a ban`
+      )
+      if (entry.tried.size < MAX_FAILED_LOGINS) return failed
       entry.bannedUntil = now + BAN_SECONDS * 1000
-      return Effect.logWarning(
-        `qbittorrent: ${client} is banned for ${BAN_SECONDS / 60} minutes after ${entry.count} failed sign-ins`
+      return Effect.andThen(
+        failed,
+        Effect.logWarning(
+          `qBittorrent API: ${client} is banned for ${BAN_SECONDS / 60} minutes after ${entry.tried.size} failed sign-ins`
+        )
       )
     })
 
@@ -100,7 +117,7 @@ export const makeSessions = (credentials: {
         const now = yield* Clock.currentTimeMillis
         if (isBanned(client, now)) return { _tag: "Banned" } as const
         if (!matches(username, password)) {
-          yield* failed(client, now)
+          yield* failed(client, now, { username, digest: digestOf(username, password), via: "form" })
           return { _tag: "Refused" } as const
         }
         failures.delete(client)
@@ -121,11 +138,12 @@ export const makeSessions = (credentials: {
         if (liveSession(sid, now)) return "allowed"
         if (authorization === undefined) return "refused"
         if (isBanned(client, now)) return "banned"
-        if (credentialsMatch(authorization, matches, credentials.password)) {
+        const attempt = readAuthorization(authorization)
+        if (attempt.matches(matches, credentials.password)) {
           failures.delete(client)
           return "allowed"
         }
-        yield* failed(client, now)
+        yield* failed(client, now, attempt)
         return "refused"
       })
   }
@@ -137,25 +155,52 @@ export const makeSessions = (credentials: {
 const sameText = (a: string, b: string): boolean =>
   timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest())
 
-const credentialsMatch = (
-  authorization: string,
-  matches: (username: string, password: string) => boolean,
-  password: Redacted.Redacted<string>
-): boolean => {
+/** One sign-in attempt: who it claims to be, how it came, and a digest of its credentials. */
+interface Attempt {
+  readonly username: string
+  readonly via: "form" | "Basic" | "Bearer" | "an unknown scheme"
+  /** Equal for equal credentials, whichever way they came (the login form or Basic). */
+  readonly digest: string
+}
+
+/** The credentials of an Authorization header, and whether they are the configured ones. */
+const readAuthorization = (
+  authorization: string
+): Attempt & {
+  readonly matches: (
+    matches: (username: string, password: string) => boolean,
+    password: Redacted.Redacted<string>
+  ) => boolean
+} => {
   const text = authorization.trim()
   const space = text.search(/\s/)
-  const scheme = space < 0 ? text : text.slice(0, space)
+  const scheme = (space < 0 ? text : text.slice(0, space)).toLowerCase()
   // The rest is the credential whole: a password may hold spaces.
   const value = space < 0 ? "" : text.slice(space).trim()
-  switch (scheme.toLowerCase()) {
-    case "basic": {
-      const decoded = Buffer.from(value, "base64").toString("utf8")
-      const colon = decoded.indexOf(":")
-      return colon >= 0 && matches(decoded.slice(0, colon), decoded.slice(colon + 1))
+  if (scheme === "basic") {
+    const decoded = Buffer.from(value, "base64").toString("utf8")
+    const colon = decoded.indexOf(":")
+    const username = colon < 0 ? decoded : decoded.slice(0, colon)
+    const password = colon < 0 ? "" : decoded.slice(colon + 1)
+    return {
+      username,
+      via: "Basic",
+      digest: digestOf(username, password),
+      matches: (match) => colon >= 0 && match(username, password)
     }
-    case "bearer":
-      return sameText(value, Redacted.value(password))
-    default:
-      return false
   }
+  if (scheme === "bearer") {
+    return {
+      username: "",
+      via: "Bearer",
+      digest: digestOf("", `Bearer ${value}`),
+      matches: (_, password) => sameText(value, Redacted.value(password))
+    }
+  }
+  return { username: "", via: "an unknown scheme", digest: digestOf("", text), matches: () => false }
 }
+
+const digestOf = (username: string, password: string): string =>
+  createHash("sha256")
+    .update(JSON.stringify([username, password]))
+    .digest("base64")

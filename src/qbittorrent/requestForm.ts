@@ -5,15 +5,58 @@
  * uploaded .torrent files, whatever their field name (`torrents` for the apps, `file` for
  * other clients).
  *
- * Bounded: a body over MAX_BODY_BYTES is refused with 413 before it is read whole (from its
- * Content-Length when it has one, else as it arrives). A malformed body or an unknown body
- * type is a 400 naming the problem.
+ * Bounded (server/requestBody.ts), by who is asking:
+ * - LOGIN_LIMITS for auth/login, read before any credential is known: the whole body within
+ *   LOGIN_MAX_BYTES (a user name and a password), within LOGIN_TIMEOUT;
+ * - CALL_LIMITS once signed in: a url-encoded form within MAX_FORM_BYTES (it is parsed at
+ *   once), a multipart form streamed part by part, each .torrent within MAX_TORRENT_BYTES
+ *   and all of it within MAX_UPLOAD_BYTES.
+ * A body over its bound is 413 and read no further, one too slow 408, a malformed body or an
+ * unknown body type 400 or 415 naming the problem.
  */
-import { Effect, Schema, Stream } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
+import { type BodyRefused, readMultipart, readUrlEncoded } from "../server/requestBody.ts"
 
-/** The largest request body read (a .torrent of a very large release is a few MiB). */
-export const MAX_BODY_BYTES = 32 * 1024 * 1024
+/** A sign-in's body: a user name and a password. */
+export const LOGIN_MAX_BYTES = 4 * 1024
+
+/** A url-encoded form once signed in (hashes, a magnet, settings). */
+export const MAX_FORM_BYTES = 64 * 1024
+
+/** One .torrent file (a very large release's is a few MiB). */
+export const MAX_TORRENT_BYTES = 8 * 1024 * 1024
+
+/** A whole multipart form: a few .torrent files and their fields. */
+export const MAX_UPLOAD_BYTES = 16 * 1024 * 1024
+
+/** A sign-in's body arrives within this long. */
+export const LOGIN_TIMEOUT = Duration.seconds(10)
+
+/** Any other body arrives within this long. */
+export const BODY_TIMEOUT = Duration.seconds(60)
+
+export interface FormLimits {
+  /** A url-encoded body; for a multipart one, each field. */
+  readonly formBytes: number
+  readonly torrentBytes: number
+  readonly uploadBytes: number
+  readonly timeout: Duration.Input
+}
+
+export const LOGIN_LIMITS: FormLimits = {
+  formBytes: LOGIN_MAX_BYTES,
+  torrentBytes: LOGIN_MAX_BYTES,
+  uploadBytes: LOGIN_MAX_BYTES,
+  timeout: LOGIN_TIMEOUT
+}
+
+export const CALL_LIMITS: FormLimits = {
+  formBytes: MAX_FORM_BYTES,
+  torrentBytes: MAX_TORRENT_BYTES,
+  uploadBytes: MAX_UPLOAD_BYTES,
+  timeout: BODY_TIMEOUT
+}
 
 export interface UploadedFile {
   readonly fileName: string
@@ -27,79 +70,60 @@ export interface RequestForm {
 }
 
 export class FormProblem extends Schema.TaggedError<FormProblem>()("FormProblem", {
-  status: Schema.Literals([400, 413, 415]),
+  status: Schema.Literals([400, 408, 413, 415]),
   problem: Schema.String
 }) {}
 
 export const readForm = Effect.fnUntraced(function* (
   request: HttpServerRequest.HttpServerRequest,
-  maxBytes: number = MAX_BODY_BYTES
+  limits: FormLimits
 ): Effect.fn.Return<RequestForm, FormProblem> {
   const query = new URL(request.url, "http://localhost").searchParams
-  const values = new Map<string, string>()
-  const files: Array<UploadedFile> = []
-  const declared = request.headers["content-length"]
-  if (declared !== undefined && Number(declared) > maxBytes) return yield* tooLarge(maxBytes)
-  const body =
-    request.method === "GET" || request.method === "HEAD" ? new Uint8Array() : yield* readBody(request, maxBytes)
-
-  if (body.length > 0) {
-    const contentType = request.headers["content-type"] ?? ""
-    const mediaType = contentType.split(";")[0]?.trim().toLowerCase() ?? ""
-    if (mediaType === "multipart/form-data") {
-      const form = yield* Effect.tryPromise({
-        // The web platform's multipart parser (undici), fed the bytes already bounded above.
-        try: () => new Response(body, { headers: { "content-type": contentType } }).formData(),
-        catch: (e) =>
-          new FormProblem({
-            status: 400,
-            problem: `malformed multipart/form-data body (${e instanceof Error ? e.message : String(e)})`
-          })
-      })
-      for (const [name, value] of form.entries()) {
-        if (typeof value === "string") {
-          if (!values.has(name)) values.set(name, value)
-        } else {
-          const content = new Uint8Array(yield* Effect.promise(() => value.arrayBuffer()))
-          files.push({ fileName: value.name || `${name}.torrent`, content })
-        }
-      }
-    } else if (mediaType === "application/x-www-form-urlencoded" || mediaType === "" || mediaType === "text/plain") {
-      for (const [name, value] of new URLSearchParams(new TextDecoder().decode(body))) {
-        if (!values.has(name)) values.set(name, value)
-      }
-    } else {
-      return yield* new FormProblem({
-        status: 415,
-        problem: `unsupported body type ${JSON.stringify(mediaType)}: send application/x-www-form-urlencoded or multipart/form-data`
-      })
+  const fromQuery = (name: string) => query.get(name) ?? undefined
+  if (request.method === "GET" || request.method === "HEAD") return { get: fromQuery, files: [] }
+  const contentType = request.headers["content-type"] ?? ""
+  const mediaType = contentType.split(";")[0]?.trim().toLowerCase() ?? ""
+  if (mediaType === "multipart/form-data") {
+    const body = yield* readMultipart(request, {
+      maxBytes: limits.uploadBytes,
+      maxFileBytes: limits.torrentBytes,
+      maxFieldBytes: limits.formBytes,
+      maxParts: MAX_PARTS,
+      timeout: limits.timeout
+    }).pipe(Effect.mapError(problemOf))
+    return {
+      get: (name) => body.fields.get(name) ?? fromQuery(name),
+      files: body.files.map((file) => ({ fileName: file.name || `${file.key}.torrent`, content: file.content }))
     }
   }
-  return {
-    get: (name) => values.get(name) ?? query.get(name) ?? undefined,
-    files
+  if (mediaType === "application/x-www-form-urlencoded" || mediaType === "" || mediaType === "text/plain") {
+    const fields = yield* readUrlEncoded(request, { maxBytes: limits.formBytes, timeout: limits.timeout }).pipe(
+      Effect.mapError(problemOf)
+    )
+    return { get: (name) => fields.get(name) ?? fromQuery(name), files: [] }
   }
+  return yield* new FormProblem({
+    status: 415,
+    problem: `unsupported body type ${JSON.stringify(mediaType)}: send application/x-www-form-urlencoded or multipart/form-data`
+  })
 })
 
 // ---------------------------------------------------------------------------------------
 
-const tooLarge = (maxBytes: number) =>
-  new FormProblem({
-    status: 413,
-    problem: `request body larger than ${Math.round(maxBytes / 1024 / 1024)} MiB`
-  })
+/** Parts of one multipart form: the apps send a few fields and a file. */
+const MAX_PARTS = 64
 
-const readBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
-  request.stream.pipe(
-    Stream.mapError((e) => new FormProblem({ status: 400, problem: `cannot read the request body (${e.message})` })),
-    Stream.runFoldEffect(
-      () => ({ chunks: [] as Uint8Array[], size: 0 }),
-      (acc, chunk: Uint8Array) => {
-        acc.size += chunk.length
-        if (acc.size > maxBytes) return Effect.fail(tooLarge(maxBytes))
-        acc.chunks.push(chunk)
-        return Effect.succeed(acc)
-      }
-    ),
-    Effect.map(({ chunks }) => Buffer.concat(chunks))
-  )
+const problemOf = (refused: BodyRefused): FormProblem => {
+  switch (refused.reason) {
+    case "TooLarge":
+      return new FormProblem({ status: 413, problem: `request body larger than ${sizeText(refused.maxBytes)}` })
+    case "TooSlow":
+      return new FormProblem({ status: 408, problem: "request body not received in time" })
+    case "Unreadable":
+      return new FormProblem({ status: 400, problem: refused.detail })
+  }
+}
+
+/** "4 KiB", "8 MiB". */
+const sizeText = (bytes: number): string =>
+  bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MiB` : `${Math.round(bytes / 1024)} KiB`

@@ -6,40 +6,46 @@
  *     query + form fields (url-encoded or multipart) ─► sabnzbdApi.answer ─► JSON
  *
  * Off unless `[sabnzbd]` has an API key; then it listens on `sabnzbd.listen` (this host only
- * by default). A request whose Host is not this server's is 403 (HostCheck, with
- * `server.allowed_hosts`); a body over MAX_BODY_BYTES is 413 and a malformed one 400, both
- * with a SABnzbd error document. Requests are not logged (the API key is in the query).
+ * by default). Any Host is answered (an app may reach dlsync by a container name): the API
+ * key is the gate. Requests are not logged (the API key is in the query).
+ *
+ * Bodies (server/requestBody.ts), read only as far as the key allows:
+ * - with the API key in the query (as the apps send it): a url-encoded form within
+ *   MAX_FORM_BYTES, a multipart upload (the NZB) streamed within MAX_BODY_BYTES;
+ * - without it: at most PRE_AUTH_MAX_BYTES of body before the key is known. A multipart
+ *   form may carry the key in a field (as @ctrl/sabnzbd does), ahead of the file: once
+ *   read, the rest of the upload is taken as above. A url-encoded form must fit whole.
+ * Too large is 413, too slow 408, malformed 400, each with a SABnzbd error document.
+ *
  * A missing or wrong API key is answered 200 with SABnzbd's JSON error, as SABnzbd's report()
  * writes it, rather than SABnzbd 4's bare 403: the apps' test shows "API Key Incorrect" /
  * "API Key Required" only from a 2xx body (Sonarr Sabnzbd.cs TestAuthentication).
- * A listen failure fails the layer with HealthServerError naming sabnzbd.listen (one line, exit 78).
+ * Lifetime and bounds: server/LocalServer.ts (a listen failure names sabnzbd.listen: one
+ * line, exit 78).
  */
-import { ByteSize, Context, Effect, Layer, Predicate, Schema, Stream } from "effect"
-import {
-  HttpIncomingMessage,
-  HttpRouter,
-  HttpServer,
-  type HttpServerRequest,
-  HttpServerResponse,
-  Multipart
-} from "effect/http"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { SabnzbdSettings } from "../config/sabnzbdSettings.ts"
 import { Intake } from "../intake/Intake.ts"
-import { boundedHttpServer, type HealthServerError } from "../server/HealthServer.ts"
-import { allowedHosts, hostCheck, isAllowedHost } from "../server/HostCheck.ts"
-import { formatListen, isLoopback, type ListenAddress } from "../server/ListenAddress.ts"
+import type { ListenAddress } from "../server/ListenAddress.ts"
+import { type HealthServerError, serveLocally } from "../server/LocalServer.ts"
+import { type BodyRefused, CLOSE_CONNECTION, readMultipart, readUrlEncoded } from "../server/requestBody.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
-import { answer, failure, type Json, type SabnzbdCall } from "./sabnzbdApi.ts"
+import { answer, checkApiKey, failure, type Json, type SabnzbdCall } from "./sabnzbdApi.ts"
 
-/** The largest request body taken: an NZB of a big season pack is tens of MB. */
+/** The largest upload taken with the API key: an NZB of a big season pack is tens of MB. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024
+
+/** A url-encoded form, and each field of a multipart one. */
+export const MAX_FORM_BYTES = 64 * 1024
+
+/** The most of a body read before the API key is known. */
+export const PRE_AUTH_MAX_BYTES = 4 * 1024
 
 export interface SabnzbdServerOptions {
   readonly settings: SabnzbdSettings
   /** The mirror root (SABnzbd's complete_dir). */
   readonly root: string
-  /** `server.allowed_hosts`: names besides the listen address and loopback that reach it. */
-  readonly allowedHosts?: ReadonlyArray<string>
   /** Overrides MAX_BODY_BYTES (tests). */
   readonly maxBodyBytes?: number
 }
@@ -51,7 +57,7 @@ export class SabnzbdServer extends Context.Service<
     readonly url: string | undefined
   }
 >()("dlsync/sabnzbd/SabnzbdServer") {
-  /** The daemon's one line: `SabnzbdServer.layer({ settings: config.sabnzbd, root: config.mirror.root, allowedHosts })`. */
+  /** The daemon's one line: `SabnzbdServer.layer({ settings: config.sabnzbd, root: config.mirror.root })`. */
   static readonly layer = (options: SabnzbdServerOptions): Layer.Layer<SabnzbdServer, HealthServerError, Intake> => {
     const { listen, apiKey } = options.settings
     if (listen === "off" || apiKey._tag === "None")
@@ -62,41 +68,38 @@ export class SabnzbdServer extends Context.Service<
 
 // ---------------------------------------------------------------------------------------
 
+/** A form without the key arrives within this long. */
+const FORM_TIMEOUT = Duration.seconds(10)
+
+/** An upload (tens of MB) arrives within this long. */
+const UPLOAD_TIMEOUT = Duration.seconds(120)
+
+/** Node's backstop behind the timeouts above. */
+const REQUEST_TIMEOUT_MS = 150_000
+
 const listening = (
   address: ListenAddress,
   options: SabnzbdServerOptions,
   apiKey: Parameters<typeof answer>[0]["apiKey"]
 ): Layer.Layer<SabnzbdServer, HealthServerError, Intake> => {
-  const server = boundedHttpServer(address, "sabnzbd.listen")
-  const allowed = allowedHosts(address, options.allowedHosts ?? [])
-  const guard = hostCheck(allowed)
-  // An app in another container reaches dlsync by a name the check does not know: say which, once.
-  const warned = new Set<string>()
-  const warnRefused = (request: HttpServerRequest.HttpServerRequest) => {
-    const host = (request.headers.host ?? "").slice(0, 100)
-    if (isAllowedHost(host, allowed) || warned.has(host) || warned.size >= 16) return Effect.void
-    warned.add(host)
-    return Effect.logWarning(
-      `SABnzbd API: refused a request addressed to ${JSON.stringify(host)}; if an app reaches dlsync by that name, add it to server.allowed_hosts`
-    )
-  }
   const apiOptions = { apiKey, root: options.root, pathMap: options.settings.pathMap }
-  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES
+  const limits = { apiKey, maxBody: options.maxBodyBytes ?? MAX_BODY_BYTES }
+  const serveApi = (request: HttpServerRequest.HttpServerRequest) =>
+    isApiPath(request.url)
+      ? readCall(request, limits).pipe(
+          Effect.flatMap((call) => Effect.map(answer(apiOptions, call), (body) => json(200, body))),
+          Effect.catchTag("BadRequest", (bad) =>
+            Effect.succeed(json(bad.status, failure(bad.problem), bad.status === 400 ? {} : CLOSE_CONNECTION))
+          )
+        )
+      : Effect.succeed(HttpServerResponse.text("not found\n", { status: 404 }))
   const routes = Layer.effectDiscard(
     Effect.gen(function* () {
       const router = yield* HttpRouter.HttpRouter
-      yield* router.add("*", "*", (request) => Effect.andThen(warnRefused(request), guard(serveApi)(request)))
+      yield* router.add("*", "*", serveApi)
     })
   )
-  const serveApi = (request: HttpServerRequest.HttpServerRequest) =>
-    isApiPath(request.url)
-      ? readCall(request, maxBody).pipe(
-          Effect.flatMap((call) => Effect.map(answer(apiOptions, call), (body) => json(200, body))),
-          Effect.catchTag("BadRequest", (bad) => Effect.succeed(json(bad.status, failure(bad.problem))))
-        )
-      : Effect.succeed(HttpServerResponse.text("not found\n", { status: 404 }))
-  const serving = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true })
-  const announced = Layer.effect(
+  return Layer.effect(
     SabnzbdServer,
     Effect.gen(function* () {
       const intake = yield* Intake
@@ -113,19 +116,20 @@ const listening = (
             ),
         { discard: true }
       )
-      const url = HttpServer.formatAddress((yield* HttpServer.HttpServer).address)
-      yield* Effect.logInfo(
-        `SABnzbd API listening on ${url} (in the app: host and port of ${url}, API key from sabnzbd.api_key)`
+      const url = yield* serveLocally(
+        {
+          listen: address,
+          setting: "sabnzbd.listen",
+          name: "SABnzbd API",
+          usage: "(in the app: its host and port, and the API key from sabnzbd.api_key)",
+          exposure: "it adds downloads for whoever has the API key",
+          requestTimeoutMs: REQUEST_TIMEOUT_MS
+        },
+        routes
       )
-      if (!isLoopback(address)) {
-        yield* Effect.logWarning(
-          `SABnzbd API ${url} is reachable from other hosts (sabnzbd.listen = "${formatListen(address)}"); it adds downloads for whoever has the API key`
-        )
-      }
       return SabnzbdServer.of({ url })
     })
   )
-  return Layer.merge(serving, announced).pipe(Layer.provide(server))
 }
 
 /** `…/api` or `…/api/` under any base. */
@@ -136,58 +140,71 @@ class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
   problem: Schema.String
 }) {}
 
-/** The call's parameters (query, then form fields; the first value of each) and files, within `maxBody` bytes. */
+/**
+ * The call's parameters (query, then form fields; the first value of each) and files: a
+ * body read no further than the API key known so far allows.
+ */
 const readCall = (
   request: HttpServerRequest.HttpServerRequest,
-  maxBody: number
+  limits: { readonly apiKey: Parameters<typeof checkApiKey>[0]; readonly maxBody: number }
 ): Effect.Effect<SabnzbdCall, BadRequest> => {
   const params = new Map<string, string>()
   const put = (key: string, value: string) => {
     if (!params.has(key)) params.set(key, value)
   }
   for (const [key, value] of new URL(request.url, "http://localhost").searchParams) put(key, value)
-  const contentType = (request.headers["content-type"] ?? "").toLowerCase()
-  const tooLarge = new BadRequest({
-    status: 413,
-    problem: `request body too large: at most ${formatBytes(maxBody)}`
-  })
   if (request.method !== "POST") return Effect.succeed({ params, files: [] })
-  if (Number(request.headers["content-length"] ?? 0) > maxBody) return Effect.fail(tooLarge)
+  // The key that answer() will check: the query's, else the form's first.
+  const keyAccepted = (fields: ReadonlyMap<string, string>) =>
+    checkApiKey(limits.apiKey, "queue", params.get("apikey") ?? fields.get("apikey")) === undefined
 
-  if (contentType.startsWith("multipart/form-data")) {
-    const files: Array<SabnzbdCall["files"][number]> = []
-    return Stream.runForEach(request.multipartStream, (part) =>
-      part._tag === "Field"
-        ? Effect.sync(() => put(part.key, part.value))
-        : Effect.map(part.contentEffect, (content) => {
-            files.push({ key: part.key, name: part.name, content })
-          })
-    ).pipe(
-      Effect.as({ params, files }),
-      Effect.provideContext(Multipart.limitsServices({ maxTotalSize: maxBody, maxFileSize: maxBody, maxParts: 64 })),
-      Effect.mapError((error) =>
-        error.reason._tag === "Parse" || error.reason._tag === "InternalError"
-          ? new BadRequest({
-              status: 400,
-              problem: "malformed multipart/form-data body: send the NZB as the `name` field"
-            })
-          : tooLarge
+  if ((request.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")) {
+    return readMultipart(request, {
+      maxBytes: limits.maxBody,
+      maxFileBytes: limits.maxBody,
+      maxFieldBytes: MAX_FORM_BYTES,
+      maxParts: 64,
+      timeout: UPLOAD_TIMEOUT,
+      allowance: (fields) => (keyAccepted(fields) ? limits.maxBody : PRE_AUTH_MAX_BYTES)
+    }).pipe(
+      Effect.map((body): SabnzbdCall => {
+        for (const [key, value] of body.fields) put(key, value)
+        return { params, files: body.files }
+      }),
+      Effect.mapError((refusal) =>
+        problemOf(refusal, limits.maxBody, "malformed multipart/form-data body: send the NZB as the `name` field")
       )
     )
   }
-  return request.urlParamsBody.pipe(
-    Effect.map((body) => {
-      for (const [key, value] of body) if (Predicate.isString(value)) put(key, value)
+  const bound = keyAccepted(new Map()) ? MAX_FORM_BYTES : PRE_AUTH_MAX_BYTES
+  return readUrlEncoded(request, { maxBytes: Math.min(bound, limits.maxBody), timeout: FORM_TIMEOUT }).pipe(
+    Effect.map((fields): SabnzbdCall => {
+      for (const [key, value] of fields) put(key, value)
       return { params, files: [] }
     }),
-    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBody)),
-    Effect.mapError((error) =>
-      error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
-        ? tooLarge
-        : new BadRequest({ status: 400, problem: "malformed request body" })
-    )
+    Effect.mapError((refusal) => problemOf(refusal, limits.maxBody, "malformed request body"))
   )
 }
 
-const json = (status: number, body: Json) =>
-  HttpServerResponse.jsonUnsafe(body, { status, headers: { "cache-control": "no-store", pragma: "no-cache" } })
+const problemOf = (refusal: BodyRefused, maxBody: number, malformed: string): BadRequest => {
+  switch (refusal.reason) {
+    case "TooLarge":
+      return new BadRequest({
+        status: 413,
+        problem:
+          refusal.maxBytes === PRE_AUTH_MAX_BYTES && PRE_AUTH_MAX_BYTES < maxBody
+            ? `request body too large without the API key: at most ${formatBytes(PRE_AUTH_MAX_BYTES)} before it (send apikey in the query, or in a field ahead of the file)`
+            : `request body too large: at most ${formatBytes(refusal.maxBytes)}`
+      })
+    case "TooSlow":
+      return new BadRequest({ status: 408, problem: "request body not received in time" })
+    case "Unreadable":
+      return new BadRequest({ status: 400, problem: malformed })
+  }
+}
+
+const json = (status: number, body: Json, headers: Readonly<Record<string, string>> = {}) =>
+  HttpServerResponse.jsonUnsafe(body, {
+    status,
+    headers: { "cache-control": "no-store", pragma: "no-cache", ...headers }
+  })

@@ -11,25 +11,16 @@
  * HEAD answers like GET without a body. Responses are never cached. Requests are not
  * logged (a scrape every 15 s would drown the journal).
  *
- * Lifetime: the layer listens when built and, when its scope closes, stops accepting,
- * lets in-flight requests finish (up to SHUTDOWN_GRACE) and closes. A listen failure
- * (port in use, address not on this host) fails the layer with HealthServerError.
+ * Lifetime and bounds: LocalServer.ts (listening when the layer is built, a listen failure
+ * as HealthServerError naming server.listen, connections bounded per address and in all).
  * With `listen: "off"` nothing listens and `url` is undefined.
- *
- * Bounded: a probe, a scraper and a dashboard need a handful of connections, so at most
- * MAX_CONNECTIONS are held; one more is closed at once, and a connection that sends no
- * complete request head within HEADERS_TIMEOUT_MS is closed (checked every
- * CONNECTIONS_CHECK_MS). Unbounded, 10,000 idle connections held ≈ 100 MB that the process
- * never gave back (bench/memory.ts).
  */
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Context, Duration, Effect, Layer, Schema } from "effect"
-import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Context, Effect, Layer } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { allowedHosts, hostCheck } from "./HostCheck.ts"
-import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "./ListenAddress.ts"
-import { listenFailure } from "./listenFailure.ts"
+import type { ListenAddress, ListenSetting } from "./ListenAddress.ts"
+import { type HealthServerError, serveLocally } from "./LocalServer.ts"
 import { Metrics, PROMETHEUS_CONTENT_TYPE } from "./Metrics.ts"
-import { NodeHttp } from "./nodeHttp.ts"
 import { Readiness } from "./Readiness.ts"
 import { StatusSource } from "./StatusSource.ts"
 
@@ -38,14 +29,6 @@ export interface HealthServerOptions {
   /** `server.allowed_hosts`: names besides the listen address and loopback that reach it. */
   readonly allowedHosts?: ReadonlyArray<string>
 }
-
-export class HealthServerError extends Schema.TaggedError<HealthServerError>()("HealthServerError", {
-  /** The configured address, as written in its setting (`server.listen`, `qbittorrent.listen`). */
-  listen: Schema.String,
-  /** The system error code (EADDRINUSE, EACCES, EADDRNOTAVAIL, ...), when there is one. */
-  code: Schema.UndefinedOr(Schema.String),
-  message: Schema.String
-}) {}
 
 export class HealthServer extends Context.Service<
   HealthServer,
@@ -62,70 +45,29 @@ export class HealthServer extends Context.Service<
       : listening(options.listen, options.allowedHosts ?? [])
 }
 
-/** How long in-flight requests may run once shutdown starts. */
-export const SHUTDOWN_GRACE = Duration.seconds(5)
-
-/** The most connections held at once; more are closed as they arrive. */
-export const MAX_CONNECTIONS = 64
-
-/** A connection must send a complete request head within this long, or it is closed. */
-export const HEADERS_TIMEOUT_MS = 10_000
-
-/** How often connections are checked against HEADERS_TIMEOUT_MS (Node's default is 30 s). */
-const CONNECTIONS_CHECK_MS = 1_000
-
-/**
- * An HTTP server listening on `address` with the bounds above and SHUTDOWN_GRACE, for every
- * local server of dlsync; a listen failure is a HealthServerError naming the setting `key`.
- */
-export const boundedHttpServer = (
-  address: ListenAddress,
-  key: string
-): Layer.Layer<HttpServer.HttpServer, HealthServerError> =>
-  Layer.effect(
-    HttpServer.HttpServer,
-    NodeHttpServer.make(createBoundedServer, {
-      port: address.port,
-      ...(address.host === undefined ? {} : { host: address.host }),
-      gracefulShutdownTimeout: SHUTDOWN_GRACE
-    }).pipe(Effect.mapError((error) => listenError(address, error.cause, key)))
-  )
-
-const createBoundedServer = () => {
-  const server = NodeHttp.createServer({
-    headersTimeout: HEADERS_TIMEOUT_MS,
-    requestTimeout: 30_000,
-    keepAliveTimeout: 5_000,
-    connectionsCheckingInterval: CONNECTIONS_CHECK_MS
-  })
-  server.maxConnections = MAX_CONNECTIONS
-  return server
-}
+/** A probe, a scraper or a dashboard asks in well under this. */
+const REQUEST_TIMEOUT_MS = 30_000
 
 const listening = (
   address: ListenAddress,
   configuredHosts: ReadonlyArray<string>
-): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> => {
-  const server = boundedHttpServer(address, "server.listen")
-  const serving = HttpRouter.serve(routes(hostCheck(allowedHosts(address, configuredHosts))), {
-    disableLogger: true,
-    disableListenLog: true
-  })
-  const announced = Layer.effect(
+): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> =>
+  Layer.effect(
     HealthServer,
-    Effect.gen(function* () {
-      const url = HttpServer.formatAddress((yield* HttpServer.HttpServer).address)
-      yield* Effect.logInfo(`health endpoint listening on ${url}`)
-      if (!isLoopback(address)) {
-        yield* Effect.logWarning(
-          `health endpoint ${url} is reachable from other hosts (server.listen = "${formatListen(address)}"); /api/status shows file names`
-        )
-      }
-      return HealthServer.of({ url })
-    })
+    Effect.map(
+      serveLocally(
+        {
+          listen: address,
+          setting: "server.listen",
+          name: "health endpoint",
+          exposure: "/api/status shows file names",
+          requestTimeoutMs: REQUEST_TIMEOUT_MS
+        },
+        routes(hostCheck(allowedHosts(address, configuredHosts)))
+      ),
+      (url) => HealthServer.of({ url })
+    )
   )
-  return Layer.merge(serving, announced).pipe(Layer.provide(server))
-}
 
 const routes = (guard: ReturnType<typeof hostCheck>) =>
   Layer.effectDiscard(
@@ -190,13 +132,3 @@ const readOnly =
     request.method === "GET" || request.method === "HEAD"
       ? handler
       : Effect.succeed(text(405, "method not allowed\n", { allow: "GET, HEAD" }))
-
-const listenError = (address: ListenAddress, cause: unknown, key: string): HealthServerError => {
-  const listen = formatListen(address)
-  const { code, why } = listenFailure(cause)
-  return new HealthServerError({
-    listen,
-    code,
-    message: `cannot listen on ${listen} (${key}): ${why}; choose another address or set it to "off"`
-  })
-}

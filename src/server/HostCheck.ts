@@ -1,7 +1,10 @@
 /**
- * The Host-header check every local HTTP server of dlsync puts in front of its routes, so
- * a web page in the user's browser cannot read it through DNS rebinding (a name of the
- * attacker's that resolves to 127.0.0.1 reaches the server, but carries that name as Host).
+ * The Host-header check in front of the routes of a local server that no credential
+ * protects (the status server: /api/status, /metrics), so a web page in the user's browser
+ * cannot read it through DNS rebinding (a name of the attacker's that resolves to 127.0.0.1
+ * reaches the server, but carries that name as Host). A server whose every call needs a
+ * credential (the qBittorrent and SABnzbd APIs) or a signature (the webhook receiver) has
+ * none: a rebound page can read nothing without the secret.
  *
  * A request is answered only when its Host (port ignored) is
  * - an IP address: a browser sends one only for a page loaded from that very address, so

@@ -24,7 +24,11 @@
  *   root_free_bytes                           gauge    free bytes on the mirror root's file system, read at scrape
  *
  * And the standard process_* families every Prometheus client exports (processMetrics.ts),
- * read at scrape: resident memory, CPU seconds, open and max fds, start time.
+ * read at scrape: resident memory, CPU seconds, open and max fds, start time; and the event
+ * loop's lag since the previous scrape (eventLoopLag.ts), under the names Node's Prometheus
+ * client gives it:
+ *   nodejs_eventloop_lag_p99_seconds          gauge    99th percentile of how late the loop ran
+ *   nodejs_eventloop_lag_max_seconds          gauge    the worst of it (a request that blocked it)
  *
  * Label values must have bounded cardinality: `operation` is a route template such as
  * "GET /files/{file}", never a concrete path or id.
@@ -32,6 +36,7 @@
 import * as Fs from "node:fs"
 import { Clock, Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
+import { monitorEventLoopLag } from "./eventLoopLag.ts"
 import { readProcessMetrics } from "./processMetrics.ts"
 
 export type AppStateWriteOutcome = "written" | "precondition_failed" | "failed"
@@ -147,6 +152,13 @@ const makeMetrics = Effect.gen(function* () {
       description: "Start time of the process since unix epoch in seconds."
     })
   }
+  const lagP99 = Metric.gauge("nodejs_eventloop_lag_p99_seconds", {
+    description: "99th percentile of how late the event loop ran, since the previous scrape, in seconds."
+  })
+  const lagMax = Metric.gauge("nodejs_eventloop_lag_max_seconds", {
+    description: "The most the event loop ran late since the previous scrape, in seconds."
+  })
+  const eventLoopLag = yield* monitorEventLoopLag
 
   // Series that exist from the start, so rate() and alerts see a 0 rather than nothing.
   bytes.updateUnsafe(0, context)
@@ -216,6 +228,9 @@ const makeMetrics = Effect.gen(function* () {
       processMetrics.startTime.updateUnsafe(proc.startTimeSeconds, context)
       if (proc.openFds !== undefined) processMetrics.openFds.updateUnsafe(proc.openFds, context)
       if (proc.maxFds !== undefined) processMetrics.maxFds.updateUnsafe(proc.maxFds, context)
+      const lag = eventLoopLag.take()
+      lagP99.updateUnsafe(lag.p99Seconds, context)
+      lagMax.updateUnsafe(lag.maxSeconds, context)
       return PrometheusMetrics.formatUnsafe(context)
     })
   })

@@ -26,23 +26,22 @@
  * readable (the answers are fixed short texts) and nothing happens without a signature
  * made with the secret, so a rebound page gains nothing. The signature is the gate.
  *
- * Bounded: at most MAX_CONNECTIONS connections (the service keeps one delivery in flight
- * per origin); a request head must arrive within HEADERS_TIMEOUT_MS and its body within
- * BODY_TIMEOUT, so a slow sender holds one connection for seconds, not for ever; 408 and
- * 413 close the connection. Rejections are logged at most once a minute per reason (the
- * receiver may face the Internet), never with a header or a secret.
+ * Bounded: the body is read before anything can be verified, so within MAX_BODY_BYTES and
+ * BODY_TIMEOUT (server/requestBody.ts): a slow sender holds one connection for seconds, not
+ * for ever; 408 and 413 close the connection. Connections and header timeouts are those of
+ * every local server (server/LocalServer.ts). Rejections are logged at most once a minute
+ * per reason (the receiver may face the Internet), never with a header or a secret.
  *
  * Lifetime: listens when the layer is built (after the store opens); a listen failure
- * fails the layer with WebhookReceiverError (exit 78, like `server.listen`).
+ * fails the layer with HealthServerError naming webhooks.listen (exit 78, one line).
  */
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Clock, Context, Duration, Effect, Layer, Option, type Redacted, Schema, Stream } from "effect"
-import { HttpRouter, HttpServer, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Clock, Context, Duration, Effect, Layer, Option, type Redacted, Result, Schema } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { webhookKeys } from "../domain/WebhookSecret.ts"
 import { PollRequests } from "../events/PollRequests.ts"
-import { formatListen, isLoopback, type ListenAddress, type ListenSetting } from "../server/ListenAddress.ts"
-import { listenFailure } from "../server/listenFailure.ts"
-import { NodeHttp } from "../server/nodeHttp.ts"
+import type { ListenAddress, ListenSetting } from "../server/ListenAddress.ts"
+import { HEADERS_TIMEOUT_MS, type HealthServerError, serveLocally } from "../server/LocalServer.ts"
+import { type BodyRefused, CLOSE_CONNECTION, readBody } from "../server/requestBody.ts"
 import { Database } from "../store/Database.ts"
 import { makeWebhookDeliveryTable } from "../store/webhookDeliveryTable.ts"
 import { TOLERANCE_SECONDS, verifyDelivery } from "./verifyDelivery.ts"
@@ -55,13 +54,6 @@ export interface WebhookReceiverOptions {
   readonly bodyTimeout?: Duration.Input
 }
 
-export class WebhookReceiverError extends Schema.TaggedError<WebhookReceiverError>()("WebhookReceiverError", {
-  /** The configured address, as written in `webhooks.listen`. */
-  listen: Schema.String,
-  code: Schema.UndefinedOr(Schema.String),
-  message: Schema.String
-}) {}
-
 export class WebhookReceiver extends Context.Service<
   WebhookReceiver,
   {
@@ -71,7 +63,7 @@ export class WebhookReceiver extends Context.Service<
 >()("dlsync/webhooks/WebhookReceiver") {
   static readonly layer = (
     options: WebhookReceiverOptions
-  ): Layer.Layer<WebhookReceiver, WebhookReceiverError, Database> =>
+  ): Layer.Layer<WebhookReceiver, HealthServerError, Database> =>
     options.listen === "off"
       ? Layer.succeed(WebhookReceiver, WebhookReceiver.of({ url: undefined }))
       : listening(options.listen, options)
@@ -83,52 +75,38 @@ export const MAX_BODY_BYTES = 1024 * 1024
 /** The whole body must arrive within this long of the request head (408). */
 export const BODY_TIMEOUT = Duration.seconds(10)
 
-/** A connection must send a complete request head within this long, or it is closed. */
-export const HEADERS_TIMEOUT_MS = 10_000
-
-/** The most connections held at once; more are closed as they arrive. */
-export const MAX_CONNECTIONS = 16
-
 /** A delivery id is remembered this long past its timestamp's tolerance window (clock skew). */
 export const DEDUP_MARGIN_SECONDS = 60
 
 /** How often one kind of rejection is logged at most. */
 const REJECTION_LOG_INTERVAL_MS = 60_000
 
-const SHUTDOWN_GRACE = Duration.seconds(2)
-
 const listening = (
   address: ListenAddress,
   options: WebhookReceiverOptions
-): Layer.Layer<WebhookReceiver, WebhookReceiverError, Database> => {
+): Layer.Layer<WebhookReceiver, HealthServerError, Database> => {
   const bodyTimeout = Duration.fromInputUnsafe(options.bodyTimeout ?? BODY_TIMEOUT)
-  const server = Layer.effect(
-    HttpServer.HttpServer,
-    NodeHttpServer.make(() => boundedServer(Duration.toMillis(bodyTimeout)), {
-      port: address.port,
-      ...(address.host === undefined ? {} : { host: address.host }),
-      gracefulShutdownTimeout: SHUTDOWN_GRACE
-    }).pipe(Effect.mapError((error) => listenError(address, error.cause)))
-  )
-  const serving = HttpRouter.serve(
-    routes({
-      keys: webhookKeys(options.secrets),
-      maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES,
-      bodyTimeout
-    }),
-    { disableLogger: true, disableListenLog: true }
-  )
-  const announced = Layer.effect(
+  const routes = receiverRoutes({
+    keys: webhookKeys(options.secrets),
+    maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES,
+    bodyTimeout
+  })
+  return Layer.effect(
     WebhookReceiver,
-    Effect.gen(function* () {
-      const url = HttpServer.formatAddress((yield* HttpServer.HttpServer).address)
-      yield* Effect.logInfo(
-        `webhook receiver listening on ${url}${isLoopback(address) ? "" : " (reachable from other hosts)"}`
-      )
-      return WebhookReceiver.of({ url })
-    })
+    Effect.map(
+      serveLocally(
+        {
+          listen: address,
+          setting: "webhooks.listen",
+          name: "webhook receiver",
+          // A backstop behind the body timeout, which answers 408 itself.
+          requestTimeoutMs: HEADERS_TIMEOUT_MS + Duration.toMillis(bodyTimeout) + 5_000
+        },
+        routes
+      ),
+      (url) => WebhookReceiver.of({ url })
+    )
   )
-  return Layer.merge(serving, announced).pipe(Layer.provide(server))
 }
 
 interface Limits {
@@ -137,7 +115,7 @@ interface Limits {
   readonly bodyTimeout: Duration.Duration
 }
 
-const routes = (limits: Limits) =>
+const receiverRoutes = (limits: Limits) =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const router = yield* HttpRouter.HttpRouter
@@ -152,23 +130,16 @@ const routes = (limits: Limits) =>
           lastLogged.set(reason, now)
           yield* Effect.logWarning(`webhook delivery refused (${status}): ${reason}`)
         }
-        return reply(status, reason, status === 408 || status === 413 ? CLOSE : {})
+        return reply(status, reason, status === 408 || status === 413 ? CLOSE_CONNECTION : {})
       })
 
       const receive = Effect.fnUntraced(function* (request: HttpServerRequest.HttpServerRequest) {
         if (request.method !== "POST") return reply(405, "method not allowed", { allow: "POST" })
-        const declared = request.headers["content-length"]
-        if (declared !== undefined && Number(declared) > limits.maxBodyBytes) {
-          return yield* rejected(413, `body larger than ${limits.maxBodyBytes} bytes`)
-        }
-        const body = yield* readBody(request, limits.maxBodyBytes).pipe(
-          Effect.timeoutOrElse({ duration: limits.bodyTimeout, orElse: () => Effect.succeed("too slow" as const) }),
-          Effect.catchTag("BodyTooLarge", () => Effect.succeed("too large" as const)),
-          Effect.catch(() => Effect.succeed("unreadable" as const))
+        const read = yield* Effect.result(
+          readBody(request, { maxBytes: limits.maxBodyBytes, timeout: limits.bodyTimeout })
         )
-        if (body === "too slow") return yield* rejected(408, "body not received in time")
-        if (body === "too large") return yield* rejected(413, `body larger than ${limits.maxBodyBytes} bytes`)
-        if (body === "unreadable") return yield* rejected(400, "body could not be read")
+        if (Result.isFailure(read)) return yield* rejected(read.failure.status, refusal(read.failure, limits))
+        const body = read.success
         const nowSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
         const verdict = verifyDelivery({
           headers: {
@@ -198,19 +169,17 @@ const routes = (limits: Limits) =>
 
 // ---------------------------------------------------------------------------------------
 
-class BodyTooLarge extends Schema.TaggedError<BodyTooLarge>()("BodyTooLarge", {}) {}
-
-/** The raw body bytes, failing with BodyTooLarge as soon as more than `max` arrived. */
-const readBody = (request: HttpServerRequest.HttpServerRequest, max: number) =>
-  Stream.runFoldEffect(
-    request.stream,
-    (): { chunks: Array<Uint8Array>; size: number } => ({ chunks: [], size: 0 }),
-    (acc, chunk) => {
-      acc.size += chunk.length
-      acc.chunks.push(chunk)
-      return acc.size > max ? Effect.fail(new BodyTooLarge()) : Effect.succeed(acc)
-    }
-  ).pipe(Effect.map((acc) => Buffer.concat(acc.chunks, acc.size)))
+/** Why a body was refused, in the rejection's fixed words. */
+const refusal = (refused: BodyRefused, limits: Limits): string => {
+  switch (refused.reason) {
+    case "TooLarge":
+      return `body larger than ${limits.maxBodyBytes} bytes`
+    case "TooSlow":
+      return "body not received in time"
+    case "Unreadable":
+      return "body could not be read"
+  }
+}
 
 /** The payload's event type for the log line (the spec names no payload field; "event" when absent). */
 const eventType = (body: Uint8Array): string =>
@@ -221,29 +190,5 @@ const eventType = (body: Uint8Array): string =>
 
 const decodeEvent = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ type: Schema.String })))
 
-const CLOSE = { connection: "close" }
-
 const reply = (status: number, reason: string, headers: Readonly<Record<string, string>> = {}) =>
   HttpServerResponse.text(`${reason}\n`, { status, headers: { "cache-control": "no-store", ...headers } })
-
-const boundedServer = (bodyTimeoutMs: number) => {
-  const server = NodeHttp.createServer({
-    headersTimeout: HEADERS_TIMEOUT_MS,
-    // A backstop behind the body timeout, which answers 408 itself.
-    requestTimeout: HEADERS_TIMEOUT_MS + bodyTimeoutMs + 5_000,
-    keepAliveTimeout: 5_000,
-    connectionsCheckingInterval: 1_000
-  })
-  server.maxConnections = MAX_CONNECTIONS
-  return server
-}
-
-const listenError = (address: ListenAddress, cause: unknown): WebhookReceiverError => {
-  const listen = formatListen(address)
-  const { code, why } = listenFailure(cause)
-  return new WebhookReceiverError({
-    listen,
-    code,
-    message: `cannot listen on ${listen} (webhooks.listen): ${why}; choose another address or set it to "off"`
-  })
-}

@@ -26,7 +26,6 @@ export const startQbit = (
     readonly pathMap?: (root: string) => QbittorrentSettings["path_map"]
     readonly categories?: ReadonlyArray<string>
     readonly fetchUrl?: (url: string) => Effect.Effect<IntakeSource, string>
-    readonly allowedHosts?: ReadonlyArray<string>
     /** Changes the intake the server sees (to make it fail). */
     readonly wrapIntake?: (intake: Intake["Service"]) => Intake["Service"]
   } = {}
@@ -45,7 +44,6 @@ export const startQbit = (
         path_map: options.pathMap?.(root) ?? []
       },
       mirrorRoot: root,
-      allowedHosts: options.allowedHosts ?? [],
       ...(options.fetchUrl === undefined ? {} : { fetchUrl: options.fetchUrl })
     }).pipe(Layer.provide(Layer.succeed(Intake, options.wrapIntake?.(control.intake) ?? control.intake)))
     const context = yield* Layer.build(layer)

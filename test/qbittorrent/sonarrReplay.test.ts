@@ -152,32 +152,34 @@ describe("Sonarr's sequence, replayed", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.effect("a wrong password: Fails. and no cookie; five failures ban the address, even the right password", () =>
-    Effect.gen(function* () {
-      const { url } = yield* startQbit()
-      const login = (password: string) =>
-        Effect.promise(async () => {
-          const response = await fetch(`${url}/api/v2/auth/login`, {
-            method: "POST",
-            body: new URLSearchParams({ username: USERNAME, password })
+  it.effect(
+    "a wrong password: Fails. and no cookie; five different ones ban the address, even the right password",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* startQbit()
+        const login = (password: string) =>
+          Effect.promise(async () => {
+            const response = await fetch(`${url}/api/v2/auth/login`, {
+              method: "POST",
+              body: new URLSearchParams({ username: USERNAME, password })
+            })
+            return { status: response.status, body: await response.text(), cookie: response.headers.get("set-cookie") }
           })
-          return { status: response.status, body: await response.text(), cookie: response.headers.get("set-cookie") }
-        })
-      for (let attempt = 1; attempt <= 5; attempt++) {
-        const refused = yield* login("wrong")
-        assert.deepStrictEqual([refused.status, refused.body, refused.cookie], [200, "Fails.", null])
-      }
-      const banned = yield* login(PASSWORD)
-      assert.strictEqual(banned.status, 403)
-      assert.include(banned.body, "banned")
-      const basic = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString("base64")}`
-      assert.strictEqual((yield* fetchText(url, "torrents/info", { authorization: basic })).status, 403)
-      yield* TestClock.adjust("59 minutes")
-      assert.strictEqual((yield* login(PASSWORD)).status, 403, "still banned")
-      yield* TestClock.adjust("2 minutes")
-      const after = yield* login(PASSWORD)
-      assert.deepStrictEqual([after.status, after.body], [200, "Ok."], "the ban ends after an hour")
-    }).pipe(Effect.scoped)
+        for (let attempt = 1; attempt <= 5; attempt++) {
+          const refused = yield* login(`wrong ${attempt}`)
+          assert.deepStrictEqual([refused.status, refused.body, refused.cookie], [200, "Fails.", null])
+        }
+        const banned = yield* login(PASSWORD)
+        assert.strictEqual(banned.status, 403)
+        assert.include(banned.body, "banned")
+        const basic = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString("base64")}`
+        assert.strictEqual((yield* fetchText(url, "torrents/info", { authorization: basic })).status, 403)
+        yield* TestClock.adjust("59 minutes")
+        assert.strictEqual((yield* login(PASSWORD)).status, 403, "still banned")
+        yield* TestClock.adjust("2 minutes")
+        const after = yield* login(PASSWORD)
+        assert.deepStrictEqual([after.status, after.body], [200, "Ok."], "the ban ends after an hour")
+      }).pipe(Effect.scoped)
   )
 
   it.effect("a session unused for an hour ends (Sonarr signs in again on the 403); logout ends it at once", () =>

@@ -6,10 +6,8 @@
  */
 import * as Http from "node:http"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
-import { Intake } from "../../src/intake/Intake.ts"
-import { SabnzbdServer } from "../../src/sabnzbd/SabnzbdServer.ts"
-import { type MemoryIntake, makeMemoryIntake } from "../intake/memoryIntake.ts"
+import { Effect } from "effect"
+import { addfile, get, KEY, NZB, ROOT, sonarrUrl, withSurface } from "./harness.ts"
 import {
   readAddResponse,
   readConfig,
@@ -19,64 +17,6 @@ import {
   SONARR_VERSION_REGEX,
   sonarrItems
 } from "./sonarrReads.ts"
-
-const KEY = "0123456789abcdef0123456789abcdef"
-const ROOT = "/srv/dlsync"
-
-const NZB = `<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE nzb PUBLIC "-//newzBin//DTD NZB 1.1//EN" "http://www.newzbin.com/DTD/nzb/nzb-1.1.dtd">
-<nzb xmlns="http://www.newzbin.com/DTD/2003/nzb"><file poster="p" date="1" subject="s"><groups><group>a.b</group></groups><segments><segment bytes="1" number="1">x@y</segment></segments></file></nzb>`
-
-/** A SABnzbd surface on an ephemeral loopback port over a fresh in-memory intake. */
-const withSurface = <A, E>(
-  body: (surface: { readonly base: string; readonly memory: MemoryIntake }) => Effect.Effect<A, E, Intake>,
-  options: { readonly pathMap?: ReadonlyArray<readonly [string, string]>; readonly maxBodyBytes?: number } = {}
-) =>
-  Effect.gen(function* () {
-    // The categories come from sabnzbd.categories: the server makes them in the intake.
-    const memory = yield* makeMemoryIntake(ROOT)
-    const layer = SabnzbdServer.layer({
-      settings: {
-        listen: { host: "127.0.0.1", port: 0 },
-        apiKey: Option.some(Redacted.make(KEY)),
-        pathMap: options.pathMap ?? [],
-        categories: ["tv", "movies"]
-      },
-      root: ROOT,
-      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes })
-    }).pipe(Layer.provideMerge(Layer.succeed(Intake, memory.intake)))
-    return yield* Effect.gen(function* () {
-      const server = yield* SabnzbdServer
-      return yield* body({ base: server.url ?? assert.fail("the surface is off"), memory })
-    }).pipe(Effect.provide(layer))
-  })
-
-/** Sonarr's BuildRequest: `{base}/api?mode=…&<params>&apikey=…&output=json`. */
-const sonarrUrl = (base: string, mode: string, params: Record<string, string | number> = {}, key = KEY) => {
-  const url = new URL("/api", base)
-  url.searchParams.set("mode", mode)
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v))
-  url.searchParams.set("apikey", key)
-  url.searchParams.set("output", "json")
-  return url
-}
-
-const get = (url: URL) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, { headers: { accept: "application/json" } })
-    return { status: response.status, text: await response.text() }
-  })
-
-const addfile = (base: string, title: string, content: string, category: string) =>
-  Effect.promise(async () => {
-    const form = new FormData()
-    form.append("name", new Blob([content], { type: "application/x-nzb" }), `${title}.nzb`)
-    const response = await fetch(sonarrUrl(base, "addfile", { cat: category, priority: -100 }), {
-      method: "POST",
-      body: form
-    })
-    return { status: response.status, text: await response.text() }
-  })
 
 describe("SABnzbd surface: Sonarr's sequence for one release", () => {
   it.effect("test, add, poll, complete, import, remove: every answer as Sonarr parses it", () =>
@@ -287,34 +227,36 @@ describe("SABnzbd surface: the other calls", () => {
     )
   )
 
-  it.effect("mode and key in the multipart fields (sabnzbd-api's addFile); get_cats; nzo_ids and search filters", () =>
-    withSurface(({ base }) =>
-      Effect.gen(function* () {
-        const added = yield* Effect.promise(async () => {
-          const form = new FormData()
-          form.append("name", new Blob([NZB], { type: "application/x-nzb" }), "Show.S02E01.nzb")
-          form.append("mode", "addfile")
-          form.append("output", "json")
-          form.append("apikey", KEY)
-          form.append("cat", "tv")
-          const response = await fetch(new URL("/sabnzbd/api", base), { method: "POST", body: form })
-          return readAddResponse(await response.text())
+  it.effect(
+    "mode and key in the multipart fields (@ctrl/sabnzbd's addFile); get_cats; nzo_ids and search filters",
+    () =>
+      withSurface(({ base }) =>
+        Effect.gen(function* () {
+          const added = yield* Effect.promise(async () => {
+            const form = new FormData()
+            form.append("mode", "addfile")
+            form.append("output", "json")
+            form.append("cat", "tv")
+            form.append("apikey", KEY)
+            form.append("name", new Blob([NZB], { type: "application/x-nzb" }), "Show.S02E01.nzb")
+            const response = await fetch(new URL("/sabnzbd/api", base), { method: "POST", body: form })
+            return readAddResponse(await response.text())
+          })
+          yield* addfile(base, "Other.S01E01", NZB.replace("x@y", "o@y"), "tv")
+          const cats = JSON.parse((yield* get(sonarrUrl(base, "get_cats"))).text)
+          assert.deepStrictEqual(cats, { categories: ["*", "tv", "movies"] })
+          const byId = readQueue((yield* get(sonarrUrl(base, "queue", { nzo_ids: added[0]! }))).text)
+          assert.deepStrictEqual(
+            byId.items.map((i) => i.title),
+            ["Show.S02E01"]
+          )
+          const bySearch = readQueue((yield* get(sonarrUrl(base, "queue", { search: "other" }))).text)
+          assert.deepStrictEqual(
+            bySearch.items.map((i) => i.title),
+            ["Other.S01E01"]
+          )
         })
-        yield* addfile(base, "Other.S01E01", NZB.replace("x@y", "o@y"), "tv")
-        const cats = JSON.parse((yield* get(sonarrUrl(base, "get_cats"))).text)
-        assert.deepStrictEqual(cats, { categories: ["*", "tv", "movies"] })
-        const byId = readQueue((yield* get(sonarrUrl(base, "queue", { nzo_ids: added[0]! }))).text)
-        assert.deepStrictEqual(
-          byId.items.map((i) => i.title),
-          ["Show.S02E01"]
-        )
-        const bySearch = readQueue((yield* get(sonarrUrl(base, "queue", { search: "other" }))).text)
-        assert.deepStrictEqual(
-          bySearch.items.map((i) => i.title),
-          ["Other.S01E01"]
-        )
-      })
-    )
+      )
   )
 
   it.effect("fullstatus gives the complete folder; history delete 'failed' removes only failed items", () =>
@@ -370,98 +312,29 @@ describe("SABnzbd surface: bad requests get SABnzbd's answers", () => {
     )
   )
 
-  it.effect("a malformed multipart body is 400 and a body over the limit 413, each with a SABnzbd error", () =>
-    withSurface(
-      ({ base, memory }) =>
-        Effect.gen(function* () {
-          const malformed = yield* Effect.promise(async () => {
-            const response = await fetch(sonarrUrl(base, "addfile"), {
-              method: "POST",
-              headers: { "content-type": "multipart/form-data; boundary=XYZ" },
-              body: '--XYZ\r\nContent-Disposition: form-data; name="name"; filename="a.nzb"\r\n\r\nno closing boundary'
-            })
-            return { status: response.status, body: JSON.parse(await response.text()) }
-          })
-          assert.strictEqual(malformed.status, 400)
-          assert.isFalse(malformed.body.status)
-          assert.match(malformed.body.error, /malformed multipart/)
-
-          const huge = yield* Effect.promise(async () => {
-            const form = new FormData()
-            form.append("name", new Blob([new Uint8Array(200_000)], { type: "application/x-nzb" }), "big.nzb")
-            const response = await fetch(sonarrUrl(base, "addfile"), { method: "POST", body: form })
-            return { status: response.status, body: JSON.parse(await response.text()) }
-          })
-          assert.strictEqual(huge.status, 413)
-          assert.deepStrictEqual(huge.body, { status: false, error: "request body too large: at most 64.0 KiB" })
-          assert.deepStrictEqual(yield* memory.items, [])
-        }),
-      { maxBodyBytes: 64 * 1024 }
-    )
-  )
-
-  it.effect("a chunked body (no content-length) over the limit is 413 too; a url-encoded addurl body is read", () =>
-    withSurface(
-      ({ base, memory }) =>
-        Effect.gen(function* () {
-          const chunked = yield* Effect.promise(
-            () =>
-              new Promise<number>((resolve, reject) => {
-                const req = Http.request(sonarrUrl(base, "addfile"), {
-                  method: "POST",
-                  headers: { "content-type": "multipart/form-data; boundary=B", "transfer-encoding": "chunked" }
-                })
-                req.on("response", (res) => {
-                  res.resume()
-                  resolve(res.statusCode ?? 0)
-                })
-                req.on("error", reject)
-                req.write('--B\r\nContent-Disposition: form-data; name="name"; filename="a.nzb"\r\n\r\n')
-                for (let i = 0; i < 20; i++) req.write(Buffer.alloc(10_000, 120))
-                req.end("\r\n--B--\r\n")
-              })
-          )
-          assert.strictEqual(chunked, 413)
-          const form = yield* Effect.promise(async () => {
-            const response = await fetch(new URL("/api", base), {
-              method: "POST",
-              headers: { "content-type": "application/x-www-form-urlencoded" },
-              body: new URLSearchParams({
-                mode: "addurl",
-                name: "https://indexer.example/get/9",
-                cat: "movies",
-                apikey: KEY,
-                output: "json"
-              })
-            })
-            return readAddResponse(await response.text())
-          })
-          assert.strictEqual(form.length, 1)
-          assert.deepStrictEqual(
-            (yield* memory.added).map((a) => [a.source._tag, a.options.category]),
-            [["Url", "movies"]]
-          )
-        }),
-      { maxBodyBytes: 64 * 1024 }
-    )
-  )
-
-  it.effect("a Host that is not this server's is refused (DNS rebinding)", () =>
+  it.effect("any Host is answered (an app reaching dlsync by its container name): the API key is the gate", () =>
     withSurface(({ base }) =>
       Effect.gen(function* () {
-        const status = yield* Effect.promise(
-          () =>
-            new Promise<number>((resolve, reject) => {
-              const url = sonarrUrl(base, "queue")
-              const req = Http.request(url, { headers: { host: "evil.example:80" } }, (res) => {
-                res.resume()
-                resolve(res.statusCode ?? 0)
+        const asHost = (url: URL) =>
+          Effect.promise(
+            () =>
+              new Promise<{ status: number; body: string }>((resolve, reject) => {
+                const req = Http.request(url, { headers: { host: "dlsync:8085" } }, (res) => {
+                  let body = ""
+                  res.on("data", (chunk: Buffer) => {
+                    body += chunk.toString()
+                  })
+                  res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+                })
+                req.on("error", reject)
+                req.end()
               })
-              req.on("error", reject)
-              req.end()
-            })
-        )
-        assert.strictEqual(status, 403)
+          )
+        const queue = yield* asHost(sonarrUrl(base, "queue"))
+        assert.strictEqual(queue.status, 200)
+        assert.property(JSON.parse(queue.body), "queue")
+        const wrongKey = yield* asHost(sonarrUrl(base, "queue", {}, "not-the-key"))
+        assert.deepStrictEqual(JSON.parse(wrongKey.body), { status: false, error: "API Key Incorrect" })
       })
     )
   )

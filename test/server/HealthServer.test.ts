@@ -1,10 +1,9 @@
 import * as Http from "node:http"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Ref, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { HealthServer, MAX_CONNECTIONS } from "../../src/server/HealthServer.ts"
+import { HealthServer } from "../../src/server/HealthServer.ts"
 import { DEFAULT_LISTEN_ADDRESS, type ListenAddress, type ListenSetting } from "../../src/server/ListenAddress.ts"
 import { Metrics } from "../../src/server/Metrics.ts"
 import { Readiness } from "../../src/server/Readiness.ts"
@@ -297,49 +296,6 @@ describe("HealthServer listening", () => {
     })
   )
 })
-
-describe("HealthServer connections", () => {
-  it.live("holds at most MAX_CONNECTIONS: one more is closed at once, and serving goes on", () =>
-    Effect.gen(function* () {
-      const base = yield* url
-      const held = yield* Effect.forEach(Array.from({ length: MAX_CONNECTIONS }), () => idleConnection(base))
-      const extra = yield* Effect.forEach(Array.from({ length: 3 }), () => idleConnection(base))
-      for (const socket of extra) {
-        const closed = yield* closedBy(socket).pipe(Effect.timeoutOption("5 seconds"))
-        assert.isTrue(closed._tag === "Some", "a connection beyond the limit stays open")
-      }
-      assert.isFalse(
-        held.some((socket) => socket.destroyed),
-        "the connections within the limit stay open"
-      )
-      for (const socket of held) socket.destroy()
-      yield* Effect.eventually(
-        Effect.map(request(base, "GET", "/healthz"), (reply) => assert.strictEqual(reply.status, 200))
-      )
-    }).pipe(withServer)
-  )
-})
-
-/** A connection to the server that sends nothing; destroyed with the test's scope. */
-const idleConnection = (base: string) =>
-  Effect.acquireRelease(
-    Effect.callback<Net.Socket, Error>((resume) => {
-      const { hostname, port } = new URL(base)
-      const socket = Net.connect(Number(port), hostname)
-      socket.once("connect", () => resume(Effect.succeed(socket)))
-      socket.once("error", (error) => resume(Effect.fail(error)))
-    }),
-    (socket) => Effect.sync(() => socket.destroy())
-  )
-
-/** Completes when the server closes the connection. */
-const closedBy = (socket: Net.Socket) =>
-  Effect.callback<void>((resume) => {
-    socket.on("error", () => undefined)
-    if (socket.destroyed) return resume(Effect.void)
-    socket.once("close", () => resume(Effect.void))
-    socket.resume()
-  })
 
 interface Reply {
   readonly status: number

@@ -1,8 +1,9 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { RESOLUTION_MS } from "../../src/server/eventLoopLag.ts"
 import { Metrics } from "../../src/server/Metrics.ts"
 import { parsePrometheusText, sampleValue } from "./promText.ts"
 
@@ -70,7 +71,9 @@ describe("Metrics", () => {
         process_cpu_seconds_total: "counter",
         process_open_fds: "gauge",
         process_max_fds: "gauge",
-        process_start_time_seconds: "gauge"
+        process_start_time_seconds: "gauge",
+        nodejs_eventloop_lag_p99_seconds: "gauge",
+        nodejs_eventloop_lag_max_seconds: "gauge"
       }
       assert.deepStrictEqual([...families.keys()].sort(), Object.keys(types).sort())
       for (const [name, type] of Object.entries(types)) {
@@ -114,6 +117,34 @@ describe("Metrics", () => {
       const cpu1 = sampleValue(yield* parsed, "process_cpu_seconds_total") ?? 0
       assert.isAbove(cpu1, cpu0 + 0.02)
       assert.isBelow(cpu1, process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 + 0.01)
+    }).pipe(withMetrics)
+  )
+
+  it.live("the event loop's lag since the previous scrape: a loop held for 150 ms shows in its max, once", () =>
+    Effect.gen(function* () {
+      const lag = Effect.map(parsed, (families) => ({
+        p99: sampleValue(families, "nodejs_eventloop_lag_p99_seconds") ?? -1,
+        max: sampleValue(families, "nodejs_eventloop_lag_max_seconds") ?? -1
+      }))
+      // What a synchronous parse of a big body does to every listener and transfer.
+      const hold = Effect.sync(() => {
+        const until = performance.now() + 150
+        while (performance.now() < until) Math.sqrt(Math.random())
+      })
+      // Lets the monitor's timer fire: libuv runs due timers in due order, and the monitor's
+      // is due at most RESOLUTION_MS after the loop time this one is counted from.
+      const turn = Effect.sleep(Duration.millis(RESOLUTION_MS + 5))
+      yield* lag
+      // The first interval of a window only starts it: a hold, a turn, then the hold measured.
+      yield* hold
+      yield* turn
+      yield* hold
+      yield* turn
+      const held = yield* lag
+      assert.isAtLeast(held.max, 0.12)
+      assert.isAtMost(held.p99, held.max)
+      // Each scrape starts a new window: the hold is not reported twice.
+      assert.deepStrictEqual(yield* lag, { p99: 0, max: 0 })
     }).pipe(withMetrics)
   )
 
