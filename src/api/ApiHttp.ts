@@ -30,7 +30,8 @@
  * a response body decodeBody.ts.
  */
 
-import { Clock, Context, Duration, Effect, Layer, Random, Redacted } from "effect"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import { retrying } from "../pacing/retry.ts"
 import { ApiEndpoints } from "./ApiEndpoints.ts"
 import { ApiError, Unexpected } from "./ApiError.ts"
 import { ApiTransport } from "./ApiTransport.ts"
@@ -217,7 +218,8 @@ export class ApiHttp extends Context.Service<
         const requestId =
           request.requestId === undefined ? generateRequestId() : yield* checkRequestId(request.requestId, operation)
         let refreshed = false
-        for (let attempts = 1; ; attempts++) {
+        /** One attempt; a 401 answered with a credential that refreshed is sent once more within it. */
+        const attempt: Effect.Effect<ApiResponse, ApiError> = Effect.gen(function* () {
           const waited = yield* gates.pass(operation, settings.schedule.maxInlineWaitMs)
           if (waited > 0) yield* observer.rateLimitWait(operation, waited)
           const bearer = request.root === "api" ? yield* credentials.bearer : undefined
@@ -229,25 +231,28 @@ export class ApiHttp extends Context.Service<
           if (error.reason._tag === "RateLimited") yield* gates.close(operation, error.reason.retryAfterMillis)
           if (error.reason._tag === "Unauthorized" && bearer !== undefined && !refreshed) {
             refreshed = true
-            if (yield* credentials.refreshAfterUnauthorized(bearer)) {
-              attempts--
-              continue
-            }
+            if (yield* credentials.refreshAfterUnauthorized(bearer)) return yield* attempt
           }
-          const delay = retryDelay({
-            failure: error.reason,
-            idempotency: request.idempotency,
-            attempts,
-            random: yield* Random.next,
-            schedule: settings.schedule
-          })
-          if (delay === undefined) return yield* error
-          yield* observer.retry(operation)
-          yield* Effect.logDebug("api retry").pipe(
-            Effect.annotateLogs({ operation, attempt: attempts, reason: error.reason._tag, delayMillis: delay })
-          )
-          yield* Effect.sleep(Duration.millis(delay))
-        }
+          return yield* error
+        })
+        return yield* retrying(
+          attempt,
+          (error, attempts, random) =>
+            retryDelay({
+              failure: error.reason,
+              idempotency: request.idempotency,
+              attempts,
+              random,
+              schedule: settings.schedule
+            }),
+          (error, attempts, delay) =>
+            Effect.andThen(
+              observer.retry(operation),
+              Effect.logDebug("api retry").pipe(
+                Effect.annotateLogs({ operation, attempt: attempts, reason: error.reason._tag, delayMillis: delay })
+              )
+            )
+        )
       })
 
       return ApiHttp.of({ send })

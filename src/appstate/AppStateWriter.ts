@@ -27,6 +27,7 @@ import { ApiHttpSettings } from "../api/ApiHttp.ts"
 import type { Json } from "../api/schemas/common.ts"
 import type { FileId } from "../domain/FileId.ts"
 import { backoffDelay } from "../pacing/backoff.ts"
+import { retrying } from "../pacing/retry.ts"
 import { AppStateOutbox, type OutboxItem } from "./AppStateOutbox.ts"
 import { type Coalescer, due, emptyCoalescer, nextDueAt, offer } from "./coalesce.ts"
 import { mergeProgress } from "./mergeProgress.ts"
@@ -39,6 +40,9 @@ export const DEFAULT_MAX_REQUESTS_PER_MINUTE = 300
 export const BATCH_SIZE = 50
 /** 412s in a row on one file before it waits for the next pass. */
 export const MAX_PRECONDITION_RETRIES = 5
+
+/** A write answered 412: read again, merge again. */
+const PRECONDITION = "precondition" as const
 /** Backoff after 5xx or transport failures (pacing/backoff.ts): the window doubles from first to max. */
 export const TRANSIENT_BACKOFF_MS = { first: 5_000, max: 5 * 60_000 } as const
 /** Wait while the service refuses the credential (login required, missing scope). */
@@ -182,43 +186,45 @@ const makeWriter = Effect.fnUntraced(function* (options: AppStateWriterOptions) 
     }
   })
 
-  /** Read-modify-write of one file's state. */
-  const writeItem = Effect.fnUntraced(
-    function* (item: OutboxItem): Effect.fn.Return<Outcome> {
-      for (let attempt = 0; attempt < MAX_PRECONDITION_RETRIES; attempt++) {
-        let current = known.get(item.fileId)
-        if (current === undefined) {
-          yield* spend
-          const read = yield* Effect.result(api.state.get(item.fileId))
-          if (read._tag === "Failure") return yield* onFailure(read.failure, item)
-          current = { etag: read.success?.etag, value: read.success?.value ?? null }
-        }
-        const merged = mergeProgress(current.value, options.deviceId, item.entry)
-        if (merged._tag === "Unchanged") return { _tag: "Done", written: false }
-        if (merged._tag === "TooLarge") {
-          yield* Effect.logWarning("app state: the file's state is too large to add this device's entry").pipe(
-            Effect.annotateLogs({ fileId: item.fileId, bytes: merged.bytes })
-          )
-          yield* count("dropped")
-          return { _tag: "Done", written: false }
-        }
-        yield* spend
-        const condition = current.etag === undefined ? { ifNoneMatch: "*" as const } : { ifMatch: current.etag }
-        const put = yield* Effect.result(api.state.put(item.fileId, merged.value, condition))
-        if (put._tag === "Success") {
-          remember(item.fileId, { etag: put.success.etag, value: put.success.value })
-          yield* Ref.set(failuresInARow, 0)
-          yield* count("written")
-          return { _tag: "Done", written: true }
-        }
-        known.delete(item.fileId)
-        if (put.failure.reason._tag !== "Precondition") return yield* onFailure(put.failure, item)
-        yield* count("preconditionFailures")
-      }
-      return { _tag: "Later", afterMs: 1_000 }
-    },
-    Effect.updateService(ApiHttpSettings, withoutRetries)
-  )
+  /** One read-modify-write of a file's state; a 412 (someone wrote since the read) fails with PRECONDITION. */
+  const writeOnce = Effect.fnUntraced(function* (item: OutboxItem): Effect.fn.Return<Outcome, typeof PRECONDITION> {
+    let current = known.get(item.fileId)
+    if (current === undefined) {
+      yield* spend
+      const read = yield* Effect.result(api.state.get(item.fileId))
+      if (read._tag === "Failure") return yield* onFailure(read.failure, item)
+      current = { etag: read.success?.etag, value: read.success?.value ?? null }
+    }
+    const merged = mergeProgress(current.value, options.deviceId, item.entry)
+    if (merged._tag === "Unchanged") return { _tag: "Done", written: false }
+    if (merged._tag === "TooLarge") {
+      yield* Effect.logWarning("app state: the file's state is too large to add this device's entry").pipe(
+        Effect.annotateLogs({ fileId: item.fileId, bytes: merged.bytes })
+      )
+      yield* count("dropped")
+      return { _tag: "Done", written: false }
+    }
+    yield* spend
+    const condition = current.etag === undefined ? { ifNoneMatch: "*" as const } : { ifMatch: current.etag }
+    const put = yield* Effect.result(api.state.put(item.fileId, merged.value, condition))
+    if (put._tag === "Success") {
+      remember(item.fileId, { etag: put.success.etag, value: put.success.value })
+      yield* Ref.set(failuresInARow, 0)
+      yield* count("written")
+      return { _tag: "Done", written: true }
+    }
+    known.delete(item.fileId)
+    if (put.failure.reason._tag !== "Precondition") return yield* onFailure(put.failure, item)
+    yield* count("preconditionFailures")
+    return yield* Effect.fail(PRECONDITION)
+  })
+
+  /** Read-modify-write of one file's state, read again and merged again after each 412; later after too many. */
+  const writeItem = (item: OutboxItem): Effect.Effect<Outcome> =>
+    retrying(writeOnce(item), (_, attempt) => (attempt < MAX_PRECONDITION_RETRIES ? 0 : undefined)).pipe(
+      Effect.catch(() => Effect.succeed<Outcome>({ _tag: "Later", afterMs: 1_000 })),
+      Effect.updateService(ApiHttpSettings, withoutRetries)
+    )
 
   /** Moves due (or, with `force`, all) held progress into the outbox. */
   const release = Effect.fnUntraced(function* (force: boolean) {

@@ -19,6 +19,7 @@ import { ApiClient } from "../api/ApiClient.ts"
 import type { ApiError } from "../api/ApiError.ts"
 import type { Json } from "../api/schemas/common.ts"
 import type { StorageItem } from "../api/schemas/storage.ts"
+import { retrying } from "../pacing/retry.ts"
 
 export const DEVICE_KEY_PREFIX = "devices/"
 export const DEVICE_RECORD_INTERVAL_MS = 60_000
@@ -27,7 +28,7 @@ export const PRUNE_INTERVAL_MS = 24 * 60 * 60 * 1000
 /** The service's app storage limits per user and app. */
 export const STORAGE_MAX_KEYS = 256
 export const STORAGE_MAX_BYTES = 5 * 1024 * 1024
-/** Conditional-write attempts per publish. */
+/** Conditional writes tried per publish when each is answered 412. */
 const MAX_ATTEMPTS = 3
 
 export interface DeviceTotals {
@@ -137,7 +138,8 @@ const makeDeviceRecord = Effect.fnUntraced(function* (options: DeviceRecordOptio
       last_seen: new Date(yield* Clock.currentTimeMillis).toISOString(),
       totals: { complete: totals.complete, failed: totals.failed, bytes: totals.bytes }
     }
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    // A 412 (another process wrote it since the read): read again and write again.
+    const writeOnce = Effect.gen(function* () {
       let known = yield* Ref.get(etag)
       if (known === undefined) {
         const read = yield* Effect.result(api.storage.get(key))
@@ -156,14 +158,21 @@ const makeDeviceRecord = Effect.fnUntraced(function* (options: DeviceRecordOptio
       const put = yield* Effect.result(
         api.storage.put(key, value, known === undefined ? { ifNoneMatch: "*" } : { ifMatch: known })
       )
-      if (put._tag === "Success") {
-        yield* Ref.set(etag, put.success.etag)
-        return "written" as const
+      if (put._tag === "Failure") {
+        yield* Ref.set(etag, undefined)
+        return yield* Effect.fail(put.failure)
       }
-      yield* Ref.set(etag, undefined)
-      if (put.failure.reason._tag !== "Precondition") return yield* Effect.fail(put.failure)
-    }
-    return "failed" as const
+      yield* Ref.set(etag, put.success.etag)
+      return "written" as const
+    })
+    return yield* retrying(writeOnce, (e, attempt) =>
+      e.reason._tag === "Precondition" && attempt < MAX_ATTEMPTS ? 0 : undefined
+    ).pipe(
+      Effect.catchIf(
+        (e) => e.reason._tag === "Precondition",
+        () => Effect.succeed("failed" as const)
+      )
+    )
   })
 
   const publish: Effect.Effect<PublishOutcome> = publishOnce.pipe(

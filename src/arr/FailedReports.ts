@@ -23,12 +23,12 @@
  *   waits for an app nor fails because of one.
  * - Runs only where the intake queue is provided (the daemon with a surface on).
  */
-import { Clock, Effect, Layer, Option, PubSub, Queue, Random } from "effect"
+import { Clock, Effect, Layer, Option, PubSub, Queue } from "effect"
 import { ApiTransport } from "../api/ApiTransport.ts"
 import type { ArrSettings } from "../config/arrSettings.ts"
 import { MirrorEvents } from "../events/MirrorEvents.ts"
 import { Intake } from "../intake/Intake.ts"
-import { backoffDelay } from "../pacing/backoff.ts"
+import { backoff, retrying } from "../pacing/retry.ts"
 import { makeArrFailureReportTable } from "../store/arrFailureReportTable.ts"
 import { Database } from "../store/Database.ts"
 import { type ArrTarget, configuredApps } from "./ArrApp.ts"
@@ -144,13 +144,14 @@ const makeReporter = (apps: ReadonlyArray<ArrTarget>, table: Table) => {
   })
 }
 
-/** `attempt`, retried by the program's backoff while the app cannot be reached. */
+/** `attempt`, tried again by the program's backoff while the app cannot be reached. */
 const withBackoff = <A, R>(attempt: Effect.Effect<A, ArrError, R>): Effect.Effect<A, ArrError, R> =>
-  Effect.gen(function* () {
-    for (let n = 1; ; n++) {
-      const result = yield* Effect.result(attempt)
-      if (result._tag === "Success") return result.success
-      if (result.failure.reason !== "unreachable" || n >= REPORT_ATTEMPTS) return yield* result.failure
-      yield* Effect.sleep(backoffDelay(n, yield* Random.next, REPORT_BACKOFF_BASE_MS, REPORT_BACKOFF_MAX_MS))
-    }
-  })
+  retrying(
+    attempt,
+    backoff({
+      attempts: REPORT_ATTEMPTS,
+      baseMs: REPORT_BACKOFF_BASE_MS,
+      maxMs: REPORT_BACKOFF_MAX_MS,
+      retryOn: (failure: ArrError) => failure.reason === "unreachable"
+    })
+  )

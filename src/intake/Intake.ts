@@ -22,6 +22,7 @@
  */
 import { Context, type Effect, Schema } from "effect"
 import type { IntakeId } from "../domain/IntakeId.ts"
+import type { OfferedItem } from "../store/intakeTables.ts"
 
 /** What a surface hands in. Bytes are the file exactly as received (the identity is computed from them). */
 export type IntakeSource =
@@ -95,6 +96,11 @@ export interface IntakeItem {
   readonly contentPath: string
   /** The service's download id once known. */
   readonly downloadId: string | null
+  /** A selection stage no policy could answer, waiting for the user's choice (`choose`); null otherwise. */
+  readonly selection: {
+    readonly expiresAt: string | null
+    readonly items: ReadonlyArray<OfferedItem>
+  } | null
   /**
    * The release's files with the bytes on local disk; names relative to savePath with "/"
    * (qBittorrent's convention: a multi-file release's names start with its folder, the last
@@ -140,6 +146,12 @@ export class Intake extends Context.Service<
     resume(ids: ReadonlyArray<IntakeId>): Effect.Effect<void>
     /** A release not yet sent goes to the new category's folder; one sent keeps its files where they are. */
     setCategory(ids: ReadonlyArray<IntakeId>, category: string): Effect.Effect<void, IntakeError>
+    /**
+     * Answers a selection stage that waits for a choice (`IntakeItem.selection`) with one of
+     * its selectable items; the runner sends it. `invalid` when the release waits for no
+     * choice or the item is not a selectable one of its stage.
+     */
+    choose(id: IntakeId, itemId: string): Effect.Effect<void, IntakeError>
     /** A surface's categories: the configured ones plus those created through it. */
     categories(via: IntakeSurface): Effect.Effect<ReadonlyArray<{ readonly name: string; readonly savePath: string }>>
     createCategory(via: IntakeSurface, name: string): Effect.Effect<void, IntakeError>

@@ -138,6 +138,23 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
       )
     })
 
+    const choose = Effect.fn("Intake.choose")(function* (id: IntakeId, itemId: string) {
+      const found = yield* tables.get(id)
+      const record = Option.getOrUndefined(found)
+      const offered = record?.phase === "selecting" ? record.selectionItems : null
+      if (record === undefined || offered === null) {
+        return yield* new IntakeError({ reason: "invalid", problem: `${id} waits for no selection` })
+      }
+      if (!offered.some((item) => item.itemId === itemId && item.selectable)) {
+        return yield* new IntakeError({
+          reason: "invalid",
+          problem: `${JSON.stringify(itemId)} is not a selectable item of ${record.name}'s selection`
+        })
+      }
+      yield* tables.update(id, ["selecting"], { selectionChoice: itemId }, yield* Clock.currentTimeMillis)
+      yield* Effect.logInfo(`intake: ${record.name} (${id}): item ${itemId} chosen`)
+    })
+
     const categories = (via: IntakeSurface) =>
       Effect.gen(function* () {
         const names = new Set([...Object.keys(settings.categories), ...(yield* tables.categories(via))])
@@ -152,7 +169,18 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
     const removeCategories = (via: IntakeSurface, names: ReadonlyArray<string>) =>
       Effect.forEach(names, (name) => tables.removeCategory(via, name), { discard: true })
 
-    return Intake.of({ add, list, remove, pause, resume, setCategory, categories, createCategory, removeCategories })
+    return Intake.of({
+      add,
+      list,
+      remove,
+      pause,
+      resume,
+      setCategory,
+      choose,
+      categories,
+      createCategory,
+      removeCategories
+    })
   })
 )
 

@@ -24,7 +24,7 @@ import { type IntakeRecord, IntakeTables } from "../store/intakeTables.ts"
 import { Store } from "../store/Store.ts"
 import { followDownload } from "./followDownload.ts"
 import { IntakeSettings } from "./IntakeSettings.ts"
-import { isDue, recoverSending, resumeSelection, sendNew } from "./intakeSender.ts"
+import { isDue, isSelectionDue, recoverSending, resumeSelection, sendNew } from "./intakeSender.ts"
 import { cleanUp } from "./releaseCleanup.ts"
 import { settleCompletion } from "./releaseCompletion.ts"
 
@@ -103,7 +103,7 @@ export const intakeRound = Effect.fn("Intake.round")(function* (followEveryMs: n
   }
 
   for (const record of yield* tables.unfinished) {
-    if (record.phase === "selecting" && !record.paused) {
+    if (isSelectionDue(record, now)) {
       yield* guarded(`answering the selection of ${record.name}`, resumeSelection(sender, record), undefined)
     }
   }

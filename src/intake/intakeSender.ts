@@ -27,10 +27,10 @@ import type { ApiClient } from "../api/ApiClient.ts"
 import { type ApiError, retryAfter } from "../api/ApiError.ts"
 import type { Limits } from "../api/schemas/account.ts"
 import { DownloadId, SelectionId } from "../api/schemas/common.ts"
-import type { Download, DownloadOutcome, Selection } from "../api/schemas/downloads.ts"
+import type { Download, DownloadOutcome, Selection, SelectionItem } from "../api/schemas/downloads.ts"
 import type { CategorySettings } from "../config/categoriesSettings.ts"
 import { CATEGORY_DEFAULTS } from "../config/categoriesSettings.ts"
-import type { IntakeRecord, IntakeTables } from "../store/intakeTables.ts"
+import type { IntakeRecord, IntakeTables, OfferedItem } from "../store/intakeTables.ts"
 import type { Store } from "../store/Store.ts"
 import { type ActiveCounts, afterOneDownload, capHold } from "./accountCaps.ts"
 import { failRelease } from "./releaseCompletion.ts"
@@ -236,9 +236,7 @@ const answerSelection = Effect.fnUntraced(function* (
   record: IntakeRecord,
   selection: Selection
 ): Effect.fn.Return<void, ApiError> {
-  const expires =
-    selection.expires_at === undefined || selection.expires_at === null ? Number.NaN : Date.parse(selection.expires_at)
-  if (!Number.isNaN(expires) && ctx.now >= expires) {
+  if (isExpired(selection.expires_at ?? null, ctx.now)) {
     return yield* park(
       ctx,
       record,
@@ -247,19 +245,44 @@ const answerSelection = Effect.fnUntraced(function* (
     )
   }
   const policy = (ctx.categories[record.category] ?? CATEGORY_DEFAULTS).selection
-  const choice = chooseItem(selection.items, policy)
+  const chosen = record.selectionChoice
+  const choice = chosen !== null ? { itemId: chosen } : chooseItem(selection.items, policy)
   if ("problem" in choice) {
-    return yield* park(
-      ctx,
-      record,
+    // Kept for the user to choose from (`dlsync status`, the web page) until it expires.
+    const reason = `waiting for a choice: ${choice.problem} (categories.${record.category || "<none>"}.selection)`
+    yield* ctx.tables.update(
+      record.id,
       ["selecting"],
-      `${choice.problem} (categories.${record.category || "<none>"}.selection)`
+      { reason, selectionItems: selection.items.map(offeredItem) },
+      ctx.now
     )
+    return yield* Effect.logWarning(`intake: ${record.name} (${record.id}) ${reason}`)
   }
-  if (!(yield* ctx.tables.update(record.id, ["selecting"], { phase: "sending" }, ctx.now))) return
+  const sending = { phase: "sending", reason: null, selectionItems: null, selectionChoice: null } as const
+  if (!(yield* ctx.tables.update(record.id, ["selecting"], sending, ctx.now))) return
   const answer = yield* Effect.result(ctx.api.selections.choose(selection.id, choice.itemId))
   if (answer._tag === "Failure") return yield* requestFailed(ctx, record, answer.failure)
   yield* settle(ctx, record, answer.success)
+})
+
+/** Whether a `selecting` intake is due a look: not when it waits for the user's choice, unless its stage expired. */
+export const isSelectionDue = (record: IntakeRecord, now: number): boolean =>
+  record.phase === "selecting" &&
+  !record.paused &&
+  (record.selectionItems === null || record.selectionChoice !== null || isExpired(record.selectionExpiresAt, now))
+
+const isExpired = (expiresAt: string | null, now: number): boolean => {
+  const at = expiresAt === null ? Number.NaN : Date.parse(expiresAt)
+  return !Number.isNaN(at) && now >= at
+}
+
+/** A selection item as offered, with the fields the spec does not show read when present. */
+const offeredItem = (item: SelectionItem): OfferedItem => ({
+  itemId: item.item_id,
+  parentId: item.parent_id ?? null,
+  name: typeof item.name === "string" ? item.name : item.item_id,
+  size: typeof item.size_bytes === "number" ? item.size_bytes : null,
+  selectable: item.selectable
 })
 
 /** After an unsafe request failed: wait (402, 429), look it up later (fate unknown), park or fail. */
@@ -329,7 +352,14 @@ const park = (
     ctx.tables.update(
       record.id,
       from,
-      { phase: "parked", reason, selectionId: null, selectionExpiresAt: null },
+      {
+        phase: "parked",
+        reason,
+        selectionId: null,
+        selectionExpiresAt: null,
+        selectionItems: null,
+        selectionChoice: null
+      },
       ctx.now
     ),
     Effect.logWarning(`intake: ${record.name} (${record.id}) parked: ${reason}`)

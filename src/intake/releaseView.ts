@@ -77,6 +77,10 @@ export const releaseView = ({ record, files, live, root, now, floor = 0 }: ViewI
     savePath,
     contentPath,
     downloadId: record.downloadId,
+    selection:
+      record.phase === "selecting" && record.selectionItems !== null && record.selectionChoice === null
+        ? { expiresAt: record.selectionExpiresAt, items: record.selectionItems }
+        : null,
     files: local.map(({ file, bytes }) => ({
       name: NodePath.relative(savePath, NodePath.join(root, localPath(file)))
         .split(NodePath.sep)

@@ -27,6 +27,17 @@ export type IntakePhase = typeof IntakePhase.Type
 export const SourceKind = Schema.Literals(["magnet", "torrent", "nzb", "url"])
 export type SourceKind = typeof SourceKind.Type
 
+/** One item of a selection stage as the service offered it. */
+export const OfferedItem = Schema.Struct({
+  itemId: Schema.String,
+  parentId: Schema.NullOr(Schema.String),
+  name: Schema.String,
+  /** Bytes, when the service gave a size. */
+  size: Schema.NullOr(Schema.Number),
+  selectable: Schema.Boolean
+})
+export type OfferedItem = typeof OfferedItem.Type
+
 export const IntakeRecord = Schema.Struct({
   id: IntakeId,
   name: Schema.String,
@@ -49,6 +60,10 @@ export const IntakeRecord = Schema.Struct({
   heldBy: Schema.NullOr(Schema.Literals(["cap", "rate_limit"])),
   selectionId: Schema.NullOr(Schema.String),
   selectionExpiresAt: Schema.NullOr(Schema.String),
+  /** A stage no policy answered, kept for the user to choose from; null otherwise. */
+  selectionItems: Schema.NullOr(Schema.Array(OfferedItem)),
+  /** The item the user chose from selectionItems, sent by the runner. */
+  selectionChoice: Schema.NullOr(Schema.String),
   downloadId: Schema.NullOr(Schema.String),
   /** The service's last reported status, its progress (0..1, never lowered), size and rate (bytes/s). */
   status: Schema.NullOr(Schema.String),
@@ -183,7 +198,7 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
         const column = COLUMNS[key as keyof IntakePatch]
         if (column === undefined || value === undefined) continue
         sets.push(`${column} = @${column}`)
-        values[column] = key === "paused" ? (value === true ? 1 : 0) : value
+        values[column] = toColumn(key, value)
       }
       db.prepare(`UPDATE intakes SET ${sets.join(", ")} WHERE id = @id`).run(values)
       return true
@@ -207,7 +222,7 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
 // ---------------------------------------------------------------------------------------
 
 const WITHOUT_SOURCE = `id, name, category, directory, via, source_kind, file_name, X'' AS source, info_hash, phase,
-  paused, reason, not_before, held_by, selection_id, selection_expires_at, download_id, status, progress, size, service_rate,
+  paused, reason, not_before, held_by, selection_id, selection_expires_at, selection_items, selection_choice, download_id, status, progress, size, service_rate,
   service_completed_at, added_at, completed_at, content_path, updated_at, cleanup`
 
 const COLUMNS: { readonly [K in keyof Required<IntakePatch>]: string } = {
@@ -224,6 +239,8 @@ const COLUMNS: { readonly [K in keyof Required<IntakePatch>]: string } = {
   heldBy: "held_by",
   selectionId: "selection_id",
   selectionExpiresAt: "selection_expires_at",
+  selectionItems: "selection_items",
+  selectionChoice: "selection_choice",
   downloadId: "download_id",
   status: "status",
   progress: "progress",
@@ -233,6 +250,13 @@ const COLUMNS: { readonly [K in keyof Required<IntakePatch>]: string } = {
   completedAt: "completed_at",
   contentPath: "content_path",
   cleanup: "cleanup"
+}
+
+const toColumn = (key: string, value: unknown): unknown => {
+  if (value === null) return null
+  if (key === "paused") return value === true ? 1 : 0
+  if (key === "selectionItems") return JSON.stringify(value)
+  return value
 }
 
 const Row = Schema.Struct({
@@ -252,6 +276,8 @@ const Row = Schema.Struct({
   held_by: Schema.NullOr(Schema.Literals(["cap", "rate_limit"])),
   selection_id: Schema.NullOr(Schema.String),
   selection_expires_at: Schema.NullOr(Schema.String),
+  selection_items: Schema.NullOr(Schema.fromJsonString(Schema.Array(OfferedItem))),
+  selection_choice: Schema.NullOr(Schema.String),
   download_id: Schema.NullOr(Schema.String),
   status: Schema.NullOr(Schema.String),
   progress: Schema.Number,
@@ -285,6 +311,8 @@ const decodeRow = (raw: unknown): IntakeRecord => {
     heldBy: r.held_by,
     selectionId: r.selection_id,
     selectionExpiresAt: r.selection_expires_at,
+    selectionItems: r.selection_items,
+    selectionChoice: r.selection_choice,
     downloadId: r.download_id,
     status: r.status,
     progress: r.progress,

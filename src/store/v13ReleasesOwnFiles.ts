@@ -18,6 +18,11 @@ ALTER TABLE intakes ADD COLUMN content_path TEXT;
 -- whenever a download of the queue ends) or the service's rate limit ('rate_limit', until
 -- not_before); NULL when it does not wait.
 ALTER TABLE intakes ADD COLUMN held_by TEXT CHECK (held_by IN ('cap', 'rate_limit'));
+-- selection_items: a selection stage no policy could answer, as offered (JSON array of
+-- {itemId, parentId, name, size, selectable}), kept while it waits for the user's choice;
+-- selection_choice: the item the user chose, which the runner sends.
+ALTER TABLE intakes ADD COLUMN selection_items TEXT CHECK (selection_items IS NULL OR (json_valid(selection_items) AND json_type(selection_items) = 'array'));
+ALTER TABLE intakes ADD COLUMN selection_choice TEXT;
 -- service_rate: the service's download rate (bytes/s) from its last two progress readings.
 ALTER TABLE intakes ADD COLUMN service_rate REAL NOT NULL DEFAULT 0 CHECK (service_rate >= 0);
 CREATE INDEX intakes_download ON intakes (download_id) WHERE download_id IS NOT NULL;

@@ -234,4 +234,43 @@ layer(Emulator.layer())("IntakeRunner", (it) => {
       ).pipe(Effect.provide(intakeOverStore("/mnt/media")))
     })
   )
+
+  it.effect(
+    "a selection no policy answers waits for the user's choice, without asking the service again; the choice is sent",
+    () =>
+      Effect.gen(function* () {
+        const user = yield* freshUser
+        yield* withClient(user.apiKey, (client) =>
+          Effect.gen(function* () {
+            const intake = yield* Intake
+            const tables = yield* IntakeTables
+            yield* intake.add(
+              { _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HEX_A}&dn=Pick.select&xl=2000` },
+              { category: "tv", via: "qbittorrent" }
+            )
+            yield* round(client)
+            const [waiting] = yield* intake.list({ ids: [idA] })
+            assert.strictEqual(waiting?.state, "queued")
+            assert.match(waiting?.reason ?? "", /^waiting for a choice: no item matches selection = \["\*\.nomatch"\]/)
+            const offered = waiting?.selection?.items ?? []
+            assert.isAbove(offered.length, 1)
+            const mark = yield* requestCount
+            yield* round(client)
+            yield* round(client)
+            assert.strictEqual(yield* requestCount, mark, "no request while it waits for the user")
+
+            const wrong = yield* Effect.flip(intake.choose(idA, "no-such-item"))
+            assert.strictEqual(wrong.reason, "invalid")
+            const pick = offered.find((i) => i.selectable) ?? assert.fail("no selectable item")
+            yield* intake.choose(idA, pick.itemId)
+            yield* round(client)
+            const sent = Option.getOrThrow(yield* tables.get(idA))
+            assert.strictEqual(sent.phase, "sent")
+            assert.isNotNull(sent.downloadId)
+            assert.isNull(sent.selectionItems)
+            assert.isNull((yield* intake.list({ ids: [idA] }))[0]?.selection)
+          })
+        ).pipe(Effect.provide(intakeOverStore("/mnt/media", { tv: { selection: ["*.nomatch"], cached_only: false } })))
+      })
+  )
 })

@@ -65,6 +65,7 @@ export const makeMemoryIntake = (root: string, configuredCategories: ReadonlyArr
             savePath: savePath(options.category),
             contentPath: NodePath.join(savePath(options.category), name),
             downloadId: null,
+            selection: null,
             files: []
           }
           yield* Ref.update(items, (all) => [...all, item])
@@ -99,6 +100,7 @@ export const makeMemoryIntake = (root: string, configuredCategories: ReadonlyArr
         Effect.forEach(ids, (id) => update(id, (i) => ({ ...i, category, savePath: savePath(category) })), {
           discard: true
         }),
+      choose: (id) => Effect.fail(new IntakeError({ reason: "invalid", problem: `${id} waits for no selection` })),
       categories: () => Effect.sync(() => [...categories].map((name) => ({ name, savePath: savePath(name) }))),
       createCategory: (_via, name) => Effect.sync(() => void categories.add(name)),
       removeCategories: (_via, names) =>

@@ -70,10 +70,13 @@ export const landed = (root: string, path: string, item: RemoteItem) =>
     })
   })
 
-/** The intake over a fresh store in a temp folder, with `root` as the mirror root. */
-export const intakeOverStore = (root: string) =>
+/** The intake over a fresh store in a temp folder, with `root` as the mirror root and `categories` configured. */
+export const intakeOverStore = (
+  root: string,
+  categories: IntakeSettings["Service"]["categories"] = { tv: { selection: "largest", cached_only: false } }
+) =>
   IntakeLive.pipe(
     Layer.provideMerge(IntakeTables.layer),
     Layer.provideMerge(storeLayer(Path.join(tempDir(), "state"))),
-    Layer.provideMerge(IntakeSettings.layer({ root, categories: { tv: { selection: "largest", cached_only: false } } }))
+    Layer.provideMerge(IntakeSettings.layer({ root, categories }))
   )

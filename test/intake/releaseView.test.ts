@@ -30,6 +30,8 @@ const record = (patch: Partial<IntakeRecord> = {}): IntakeRecord => ({
   heldBy: null,
   selectionId: null,
   selectionExpiresAt: null,
+  selectionItems: null,
+  selectionChoice: null,
   downloadId: "dl_1",
   status: "downloading",
   progress: 0,

@@ -72,6 +72,7 @@ describe("torrentInfo", () => {
     category: "tv",
     via: "qbittorrent",
     rate: 0,
+    selection: null,
     state: "mirroring",
     reason: null,
     progress: 1,

@@ -51,6 +51,7 @@ describe("intake states as SABnzbd statuses", () => {
     category: "",
     via: "sabnzbd",
     rate: 0,
+    selection: null,
     state,
     reason: state === "failed" ? "expired before it was selected" : null,
     progress: 0.5,

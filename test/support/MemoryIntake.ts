@@ -105,6 +105,7 @@ export const makeMemoryIntake = (root: string, configured: ReadonlyArray<string>
         calls.push({ method: "setCategory", args: { ids, category } })
         for (const id of ids) update(id, (item) => ({ ...item, category }))
       }),
+    choose: (id) => Effect.fail(new IntakeError({ reason: "invalid", problem: `${id} waits for no selection` })),
     categories: () => Effect.sync(() => [...categories].sort().map((name) => ({ name, savePath: savePathOf(name) }))),
     createCategory: (_via, name) =>
       Effect.sync(() => {
@@ -235,6 +236,7 @@ const itemOf = (identified: Identified, options: AddOptions, now: number, savePa
     savePath,
     contentPath,
     downloadId: null,
+    selection: null,
     files: identified.files.map((f) => ({ ...f, localBytes: 0 }))
   }
 }
