@@ -5,7 +5,8 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import type { ConfigError } from "../../src/config/ConfigError.ts"
-import { type Env, findLine, loadConfig } from "../../src/config/loadConfig.ts"
+import { findLine } from "../../src/config/configSources.ts"
+import { type Env, loadConfig } from "../../src/config/loadConfig.ts"
 import { transferOptions } from "../../src/transfer/TransferOptions.ts"
 
 const tmp = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-config-"))
