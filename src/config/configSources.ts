@@ -46,11 +46,7 @@ export const findConfigFile = Effect.fnUntraced(function* (path: Option.Option<s
     const absolute = NodePath.resolve(explicit)
     const exists = yield* fs.exists(absolute).pipe(Effect.orElseSucceed(() => false))
     if (!exists)
-      return yield* configError(
-        "config",
-        `${absolute} does not exist`,
-        Option.isSome(path) ? "--config" : "DLSYNC_CONFIG"
-      )
+      return yield* configError("", `${absolute} does not exist`, Option.isSome(path) ? "--config" : "DLSYNC_CONFIG")
     return absolute
   }
   for (const candidate of defaultConfigPaths(env)) {
@@ -79,8 +75,8 @@ export const parseFile = (text: string, file: string): Effect.Effect<Record<stri
     try: () => parseToml(text),
     catch: (e) =>
       e instanceof TomlError
-        ? configError("config", e.message.split("\n")[0] ?? "invalid TOML", `${file}:${e.line}`)
-        : configError("config", String(e), file)
+        ? configError("", e.message.split("\n")[0] ?? "invalid TOML", `${file}:${e.line}`)
+        : configError("", String(e), file)
   })
 
 /**
@@ -113,7 +109,13 @@ export const overlayEnv = (
       if (!name.startsWith("DLSYNC_") || NON_KEY_VARIABLES.has(name) || raw === undefined) continue
       const target = known.get(name)
       if (target === undefined) {
-        problems.push({ key: name, message: "not a dlsync setting (see config.example.toml)", source: "environment" })
+        const suggestion = suggest(name, [...known.keys()])
+        const hint = suggestion === undefined ? "" : `; did you mean ${suggestion}?`
+        problems.push({
+          key: name,
+          message: `not a dlsync setting${hint} (see config.example.toml)`,
+          source: "environment"
+        })
         continue
       }
       const [section, key, kind] = target
@@ -156,8 +158,14 @@ export const sourceOf = (key: string, origins: Origins): string => {
 export const findLine = (text: string, dotted: string): number | undefined => {
   const parts = dotted.split(".")
   const entry = parts.length >= 2 && /^\d+$/.test(parts[1]!) ? Number(parts[1]) : undefined
-  const section = entry === undefined ? parts[0] : `${parts[0]}#${entry}`
-  const key = entry === undefined ? parts[1] : parts[2]
+  if (entry !== undefined) return lineIn(text, `${parts[0]}#${entry}`, parts[2])
+  // `categories.tv.selection`: the key `selection` of `[categories.tv]`; else the section's header.
+  if (parts.length > 2) return lineIn(text, parts.slice(0, -1).join("."), parts.at(-1))
+  return lineIn(text, parts[0]!, parts[1]) ?? (parts.length === 2 ? lineIn(text, dotted, undefined) : undefined)
+}
+
+/** The line of `key = …` in the section (`name#N` for the N-th `[[name]]`), or of its header without a key. */
+const lineIn = (text: string, section: string, key: string | undefined): number | undefined => {
   const lines = text.split("\n")
   const seen = new Map<string, number>()
   let current = ""
@@ -181,11 +189,14 @@ export const findLine = (text: string, dotted: string): number | undefined => {
   return undefined
 }
 
-/** The candidate closest to a mistyped name, when it is close enough to be what was meant. */
+/**
+ * The candidate closest to a mistyped name, when it is close enough to be what was meant:
+ * one edit away for a short name, two (a swap of two letters) from five letters on.
+ */
 export const suggest = (name: string, candidates: ReadonlyArray<string>): string | undefined => {
   if (candidates.length === 0) return undefined
   const best = closest(name, candidates)
-  return distance(name, best) <= Math.max(1, Math.floor(name.length / 4)) ? best : undefined
+  return distance(name, best) <= (name.length < 5 ? 1 : 2) ? best : undefined
 }
 
 // ---------------------------------------------------------------------------------------
