@@ -25,6 +25,7 @@ import { emulatorCommand } from "./cli/emulator.ts"
 import { ExitCode } from "./cli/exitCodes.ts"
 import { loginCommand } from "./cli/login.ts"
 import { logoutCommand } from "./cli/logout.ts"
+import { portHolder, portHolderNote } from "./cli/portHolder.ts"
 import { restoreCommand } from "./cli/restore.ts"
 import { cliConfig, flagArgument, logLevelArgument, root } from "./cli/root.ts"
 import { onceShortcut, runCommand } from "./cli/run.ts"
@@ -146,7 +147,7 @@ const program = cli(args).pipe(
       const lines =
         error._tag === "ConfigError"
           ? error.message.split("\n").map((l) => `configuration error: ${l}`)
-          : [error.message]
+          : [`${error.message}${yield* portInUseNote(error)}`]
       for (const line of lines) yield* Console.error(`dlsync: ${line}`)
       return EXIT_CODES[error._tag]
     })
@@ -185,6 +186,17 @@ const storeDefect = (defect: unknown) =>
     yield* Effect.logDebug("store failure", defect)
     yield* Console.error(`dlsync: ${failure.message}`)
     return failure._tag === "StateDiskFull" ? ExitCode.temporary : ExitCode.config
+  })
+
+/** For a listen address in use, who holds its port (cli/portHolder.ts), as the end of the failure's line. */
+const portInUseNote = (error: Failure) =>
+  Effect.gen(function* () {
+    if ((error._tag !== "HealthServerError" && error._tag !== "WebhookReceiverError") || error.code !== "EADDRINUSE") {
+      return ""
+    }
+    const port = Number(/:(\d+)$/.exec(error.listen)?.[1])
+    if (!Number.isInteger(port) || port <= 0) return ""
+    return ` (${portHolderNote(port, yield* portHolder(port))})`
   })
 
 /** 77 for a refused credential, 78 for a request the configuration made invalid, 75 for what may pass. */

@@ -11,7 +11,7 @@ import * as Os from "node:os"
 import { Record, Schema, SchemaTransformation } from "effect"
 import { HOOK_EVENTS, type HookEventName } from "../events/MirrorEvent.ts"
 import { LogFormatSetting, LogLevelSetting } from "../log/logLayer.ts"
-import { ListenSettingFromString } from "../server/ListenAddress.ts"
+import { DEFAULT_LISTEN_ADDRESS, ListenSettingFromString } from "../server/ListenAddress.ts"
 import { CategoriesSection } from "./categoriesSettings.ts"
 import { cleanupFields } from "./cleanupSettings.ts"
 import { defaulted, defaultedBy, defaultedSection, NonEmpty, optional, orNull } from "./keySchemas.ts"
@@ -56,7 +56,12 @@ export const DEFAULT_SCOPES = ["user:read", "downloads:read", "files:read", "sto
  * 8080/9090 (test/config/imageEnvironment.test.ts holds them to that list). The emulator's
  * (cli/emulator.ts) follow them: 7670, its CDN 7671.
  */
-export const DEFAULT_PORTS = { server: 8686, webhooks: 8687, qbittorrent: 8080, sabnzbd: 8085 } as const
+export const DEFAULT_PORTS = {
+  server: DEFAULT_LISTEN_ADDRESS.port,
+  webhooks: 7661,
+  qbittorrent: 7662,
+  sabnzbd: 7663
+} as const
 
 /** What a `[[notify]]` target gets unless its `events` say otherwise: failures and held deletions, not every file. */
 export const NOTIFY_EVENTS_DEFAULT: ReadonlyArray<HookEventName> = ["file_failed", "deletion_held"]
@@ -120,7 +125,7 @@ export const sections = {
   },
   server: {
     /** The health/metrics/status endpoint's address, or "off". */
-    listen: field(defaulted(ListenSettingFromString, loopback(DEFAULT_PORTS.server)), "string"),
+    listen: field(defaulted(ListenSettingFromString, DEFAULT_LISTEN_ADDRESS), "string"),
     /** Host names, besides the listen address and loopback, the endpoint answers to (DNS rebinding guard). */
     allowed_hosts: field(defaulted(Names, []), "list")
   },

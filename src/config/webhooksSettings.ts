@@ -101,7 +101,7 @@ export const webhooksSettings = <E>(
     const publicUrl = raw.public_url ?? null
     if (publicUrl !== null && listen === "off") {
       return yield* Effect.fail(
-        problem("webhooks.public_url", 'needs webhooks.listen: the receiver it leads to (e.g. "127.0.0.1:8687")')
+        problem("webhooks.public_url", 'needs webhooks.listen: the receiver it leads to (e.g. "127.0.0.1:7661")')
       )
     }
     return { listen, secrets, public_url: publicUrl }

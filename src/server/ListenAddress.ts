@@ -27,8 +27,8 @@ export interface ListenAddress {
 export type ListenSetting = "off" | ListenAddress
 
 /** The default when `server.listen` is not set: this host only. */
-export const DEFAULT_LISTEN = "127.0.0.1:8686"
-export const DEFAULT_LISTEN_ADDRESS: ListenAddress = { host: "127.0.0.1", port: 8686 }
+export const DEFAULT_LISTEN = "127.0.0.1:7660"
+export const DEFAULT_LISTEN_ADDRESS: ListenAddress = { host: "127.0.0.1", port: 7660 }
 
 /** Parses a `server.listen` value; the failure names what was expected and what was given. */
 export const parseListen = (input: unknown): Result.Result<ListenSetting, string> => {

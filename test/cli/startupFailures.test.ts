@@ -175,12 +175,14 @@ describe("run", { timeout: 120_000 }, () => {
     assert.include(oneLine(result, 78), Path.join(box.dir, "gone"))
   })
 
-  it("the health endpoint's port in use: 78, naming server.listen", async () => {
+  it("the health endpoint's port in use: 78, naming server.listen and the program holding the port", async () => {
     box = await sandbox()
     const port = await busyPort()
     const result = await box.run(["run"], { apiKey: true, env: { DLSYNC_SERVER_LISTEN: `127.0.0.1:${port}` } })
     const line = oneLine(result, 78)
     assert.include(line, `cannot listen on 127.0.0.1:${port} (server.listen)`)
+    // This test's own process holds it; /proc shows a process of the same user to dlsync.
+    assert.match(line, new RegExp(`\\(port ${port} is held by \\S+ \\(pid ${process.pid}\\)\\)$`))
   })
 })
 

@@ -29,14 +29,14 @@ const load = (text: string, env: Env = {}) => {
 }
 
 describe("[log] and [server]", () => {
-  it.effect("default to info, auto and 127.0.0.1:8686", () =>
+  it.effect("default to info, auto and 127.0.0.1:7660", () =>
     Effect.gen(function* () {
       const config = yield* load(BASE)
       assert.deepStrictEqual(config.log, { level: "info", format: "auto" })
-      assert.deepStrictEqual(config.server.listen, { host: "127.0.0.1", port: 8686 })
+      assert.deepStrictEqual(config.server.listen, { host: "127.0.0.1", port: 7660 })
       const view = effectiveView(config).settings
       assert.deepStrictEqual(view.log, { level: "info", format: "auto" })
-      assert.deepStrictEqual(view.server, { listen: "127.0.0.1:8686", allowed_hosts: [] })
+      assert.deepStrictEqual(view.server, { listen: "127.0.0.1:7660", allowed_hosts: [] })
     })
   )
 
@@ -71,7 +71,7 @@ describe("[log] and [server]", () => {
       const config = yield* load(`${BASE}\n[server]\nallowed_hosts = ["nas.lan", "nas"]\n`)
       assert.deepStrictEqual(config.server.allowed_hosts, ["nas.lan", "nas"])
       assert.deepStrictEqual(effectiveView(config).settings.server, {
-        listen: "127.0.0.1:8686",
+        listen: "127.0.0.1:7660",
         allowed_hosts: ["nas.lan", "nas"]
       })
       const overridden = yield* load(BASE, { DLSYNC_SERVER_ALLOWED_HOSTS: "dlsync.home" })

@@ -26,7 +26,7 @@ const refused = (input: unknown): string => {
 describe("parseListen", () => {
   it("the default is loopback only", () => {
     const setting = ok(DEFAULT_LISTEN)
-    assert.deepStrictEqual(setting, { host: "127.0.0.1", port: 8686 })
+    assert.deepStrictEqual(setting, { host: "127.0.0.1", port: 7660 })
     assert.deepStrictEqual(setting, DEFAULT_LISTEN_ADDRESS)
     assert.isTrue(setting !== "off" && isLoopback(setting))
   })
