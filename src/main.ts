@@ -191,9 +191,9 @@ const storeDefect = (defect: unknown) =>
 /** For a listen address in use, who holds its port (cli/portHolder.ts), as the end of the failure's line. */
 const portInUseNote = (error: Failure) =>
   Effect.gen(function* () {
-    if ((error._tag !== "HealthServerError" && error._tag !== "WebhookReceiverError") || error.code !== "EADDRINUSE") {
-      return ""
-    }
+    // A local server's listen failure: its address as set, and the system's error code.
+    if (!Predicate.hasProperty(error, "code") || error.code !== "EADDRINUSE") return ""
+    if (!Predicate.hasProperty(error, "listen") || !Predicate.isString(error.listen)) return ""
     const port = Number(/:(\d+)$/.exec(error.listen)?.[1])
     if (!Number.isInteger(port) || port <= 0) return ""
     return ` (${portHolderNote(port, yield* portHolder(port))})`

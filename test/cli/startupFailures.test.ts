@@ -3,6 +3,7 @@
  * stderr naming the problem and what to do (log lines aside), no stack trace, and the
  * documented exit code (src/cli/exitCodes.ts, README "Exit codes").
  */
+import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
@@ -203,6 +204,30 @@ describe("status", { timeout: 60_000 }, () => {
     const line = oneLine(await box.run(["status"], { stateDir: empty }), 78)
     assert.include(line, `no dlsync state in ${empty}`)
     assert.isFalse(Fs.existsSync(empty), "nothing created")
+  })
+
+  it("its hint for the systemd service's state works as printed (the install's paths standing in)", async () => {
+    box = await sandbox()
+    const line = oneLine(await box.run(["status"], { stateDir: Path.join(box.dir, "someone-else") }), 78)
+    const hint = /`(sudo -u dlsync [^`]+)`/.exec(line)?.[1]
+    assert.isDefined(hint, line)
+    // The service's state, made by a pass of its own; its configuration file, as installed.
+    const serviceState = Path.join(box.dir, "var-lib-dlsync")
+    assert.strictEqual((await box.run(["run", "--once"], { stateDir: serviceState, apiKey: true })).code, 0)
+    const configFile = Path.join(box.dir, "config.toml")
+    Fs.writeFileSync(
+      configFile,
+      `[service]\nbase_url = "${box.emu.baseUrl}"\napi_key = "${box.emu.apiKey}"\n[mirror]\nroot = "${box.root}"\n`
+    )
+    const repo = Path.resolve(import.meta.dirname, "../..")
+    const command = hint!
+      .replace(/^sudo -u dlsync /, "")
+      .replaceAll("/var/lib/dlsync", serviceState)
+      .replaceAll("/etc/dlsync/config.toml", configFile)
+      .replaceAll("/opt/dlsync", repo)
+    const result = spawnSync("/bin/sh", ["-c", command], { env: bareEnv(tempDir()), encoding: "utf8", timeout: 30_000 })
+    assert.strictEqual(result.status, 0, `${command}\n${result.stderr}`)
+    assert.include(result.stdout, "mode")
   })
 })
 
