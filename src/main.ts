@@ -135,11 +135,11 @@ const program = cli(args).pipe(
   Effect.catch((error) =>
     Effect.gen(function* () {
       if (error._tag === "ApiError") {
-        const baseUrl = yield* configLoader(configPath).pipe(
-          Effect.map((config) => config.service.base_url),
+        const service = yield* configLoader(configPath).pipe(
+          Effect.map((config) => ({ baseUrl: config.service.base_url, apiKey: Option.isSome(config.service.api_key) })),
           Effect.option
         )
-        yield* Console.error(`dlsync: ${apiFailureMessage(error, Option.getOrUndefined(baseUrl))}`)
+        yield* Console.error(`dlsync: ${apiFailureMessage(error, Option.getOrUndefined(service))}`)
         return apiExitCode(error)
       }
       // Command-line parse errors: the CLI has already printed them with the help text.

@@ -170,6 +170,25 @@ describe("run", { timeout: 120_000 }, () => {
     assert.deepStrictEqual(warnings, [])
   })
 
+  it("a wrong API key: 77, one line saying which setting holds it", async () => {
+    box = await sandbox()
+    const result = await box.run(["run", "--once"], { apiKey: true, env: { DLSYNC_SERVICE_API_KEY: "not-the-key" } })
+    const line = oneLine(result, 77)
+    assert.match(line, /^dlsync: the service refused the API key \(HTTP 401 to GET \/files\b/)
+    assert.include(line, "check service.api_key (or api_key_file, DLSYNC_SERVICE_API_KEY)")
+    assert.notInclude(result.stderr, "not-the-key")
+  })
+
+  it("neither signed in nor an API key: 77, one line saying both ways once", async () => {
+    box = await sandbox()
+    const { DLSYNC_SERVICE_API_KEY: _key, ...env } = box.env()
+    const line = oneLine(await runCli(["run", "--once"], env, 30_000), 77)
+    assert.strictEqual(
+      line,
+      "dlsync: login required: not signed in and no API key set (service.api_key, service.api_key_file or DLSYNC_SERVICE_API_KEY); run `dlsync login`"
+    )
+  })
+
   it("a missing root: 78", async () => {
     box = await sandbox()
     const result = await box.run(["run", "--once"], { root: Path.join(box.dir, "gone"), apiKey: true })
