@@ -1,14 +1,14 @@
 # syntax=docker/dockerfile:1
-# dlsync: mirror a Download Service account to /data. See docker/compose.yaml and README.md.
+# dlsync: mirror a Download Service account to local disk. See docker/compose.yaml and README.md.
 #
 #   docker build -t dlsync .
-#   docker run -d --name dlsync -e PUID=1000 -e PGID=1000 \
+#   docker run -d --name dlsync -e PUID=1000 -e PGID=1000 -e DLSYNC_MIRROR_ROOT=/data \
 #     -v ./config:/config -v /srv/media/dlsync:/data dlsync
 #
 # One stage installs the production dependencies, another bundles the TypeScript sources
 # into dist/ (scripts/build.ts: half the memory of running the sources). The final
 # image is plain Alpine with the Node binary, the bundle and the production dependencies
-# (no npm, yarn or corepack, no sources): about 150 MB, see docker/README.md.
+# (no npm, yarn or corepack, no sources); its size: docker/README.md.
 
 ARG NODE_VERSION=24.21.0
 ARG ALPINE_VERSION=3.22
@@ -63,16 +63,18 @@ COPY --from=bundle /opt/dlsync/dist ./dist
 COPY --chmod=0755 docker/entrypoint.sh /usr/local/bin/dlsync-entrypoint
 COPY docker/healthcheck.mjs ./docker/healthcheck.mjs
 
-# dlsync reads these like any DLSYNC_<SECTION>_<KEY> setting; add more with -e / environment:.
+# Where the configuration file is and where the state goes unless mirror.state_dir says
+# otherwise (STATE_DIRECTORY is systemd's variable for it). No DLSYNC_<SECTION>_<KEY>: a
+# setting given here would replace the one the user writes in config.toml. mirror.root is
+# the user's to set (config.toml, or DLSYNC_MIRROR_ROOT in their compose file).
 ENV NODE_ENV=production \
     DLSYNC_CONFIG=/config/config.toml \
-    DLSYNC_MIRROR_ROOT=/data \
-    DLSYNC_MIRROR_STATE_DIR=/config/state
+    STATE_DIRECTORY=/config/state
 
 VOLUME ["/config", "/data"]
-# The health and metrics server listens on 127.0.0.1:8686 inside the container; publish it
-# only after setting DLSYNC_SERVER_LISTEN=0.0.0.0:8686.
-EXPOSE 8686
+# The health and metrics server listens on 127.0.0.1:7660 inside the container; publish it
+# only after setting DLSYNC_SERVER_LISTEN=0.0.0.0:7660.
+EXPOSE 7660
 
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
     CMD ["node", "/opt/dlsync/docker/healthcheck.mjs"]

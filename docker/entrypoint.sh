@@ -8,10 +8,12 @@
 #   started as another user          (`user: 1000:1000` in compose) nothing is changed:
 #                                    dlsync runs as that user.
 #
-# The volumes come from dlsync's own settings, so they always agree with what dlsync
-# uses: DLSYNC_CONFIG (/config/config.toml), DLSYNC_MIRROR_STATE_DIR (/config/state),
-# DLSYNC_MIRROR_ROOT (/data). The mirror is the user's data: it is never chowned, only
-# checked for write access. Every DLSYNC_* variable passes through to dlsync unchanged.
+# The directories come from the variables dlsync reads, so they agree with what dlsync
+# uses: DLSYNC_CONFIG (/config/config.toml), the state directory (DLSYNC_MIRROR_STATE_DIR
+# if set, else the image's STATE_DIRECTORY, /config/state) and, when the user sets it,
+# DLSYNC_MIRROR_ROOT (a mirror.root written in config.toml is dlsync's alone to check).
+# The mirror is the user's data: it is never chowned, only checked for write access.
+# Every DLSYNC_* variable passes through to dlsync unchanged.
 # `exec` all the way: dlsync receives SIGTERM itself and shuts down gracefully.
 set -eu
 
@@ -35,7 +37,7 @@ case $UMASK in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) ;; *) fail "UMASK must be
 umask "$UMASK"
 
 config_file=${DLSYNC_CONFIG:-}
-state_dir=${DLSYNC_MIRROR_STATE_DIR:-}
+state_dir=${DLSYNC_MIRROR_STATE_DIR:-${STATE_DIRECTORY:-}}
 mirror_root=${DLSYNC_MIRROR_ROOT:-}
 
 # Configuration may come from DLSYNC_* variables alone: without the file, let dlsync

@@ -4,7 +4,7 @@
 // The address follows DLSYNC_SERVER_LISTEN ("host:port"; a wildcard host is reached on
 // loopback); "off" turns the check into a no-op success. If server.listen is changed in
 // config.toml instead, set DLSYNC_SERVER_LISTEN to match or override the healthcheck.
-const DEFAULT_LISTEN = "127.0.0.1:8686"
+const DEFAULT_LISTEN = "127.0.0.1:7660"
 const TIMEOUT_MS = 4000
 
 const listen = (process.env.DLSYNC_SERVER_LISTEN ?? "").trim() || DEFAULT_LISTEN
@@ -22,7 +22,7 @@ try {
 
 function healthUrl(value) {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(value)
-  if (match === null) return `http://127.0.0.1:8686/healthz`
+  if (match === null) return `http://127.0.0.1:7660/healthz`
   const host = match[1] ?? match[2] ?? ""
   const port = match[3]
   if (host === "" || host === "0.0.0.0" || host === "*") return `http://127.0.0.1:${port}/healthz`

@@ -25,6 +25,7 @@ import { emulatorCommand } from "./cli/emulator.ts"
 import { ExitCode } from "./cli/exitCodes.ts"
 import { loginCommand } from "./cli/login.ts"
 import { logoutCommand } from "./cli/logout.ts"
+import { portHolder, portHolderNote } from "./cli/portHolder.ts"
 import { restoreCommand } from "./cli/restore.ts"
 import { cliConfig, flagArgument, logLevelArgument, root } from "./cli/root.ts"
 import { onceShortcut, runCommand } from "./cli/run.ts"
@@ -133,11 +134,11 @@ const program = cli(args).pipe(
   Effect.catch((error) =>
     Effect.gen(function* () {
       if (error._tag === "ApiError") {
-        const baseUrl = yield* configLoader(configPath).pipe(
-          Effect.map((config) => config.service.base_url),
+        const service = yield* configLoader(configPath).pipe(
+          Effect.map((config) => ({ baseUrl: config.service.base_url, apiKey: Option.isSome(config.service.api_key) })),
           Effect.option
         )
-        yield* Console.error(`dlsync: ${apiFailureMessage(error, Option.getOrUndefined(baseUrl))}`)
+        yield* Console.error(`dlsync: ${apiFailureMessage(error, Option.getOrUndefined(service))}`)
         return apiExitCode(error)
       }
       // Command-line parse errors: the CLI has already printed them with the help text.
@@ -145,7 +146,7 @@ const program = cli(args).pipe(
       const lines =
         error._tag === "ConfigError"
           ? error.message.split("\n").map((l) => `configuration error: ${l}`)
-          : [error.message]
+          : [`${error.message}${yield* portInUseNote(error)}`]
       for (const line of lines) yield* Console.error(`dlsync: ${line}`)
       return EXIT_CODES[error._tag]
     })
@@ -184,6 +185,17 @@ const storeDefect = (defect: unknown) =>
     yield* Effect.logDebug("store failure", defect)
     yield* Console.error(`dlsync: ${failure.message}`)
     return failure._tag === "StateDiskFull" ? ExitCode.temporary : ExitCode.config
+  })
+
+/** For a listen address in use, who holds its port (cli/portHolder.ts), as the end of the failure's line. */
+const portInUseNote = (error: Failure) =>
+  Effect.gen(function* () {
+    // A local server's listen failure: its address as set, and the system's error code.
+    if (!Predicate.hasProperty(error, "code") || error.code !== "EADDRINUSE") return ""
+    if (!Predicate.hasProperty(error, "listen") || !Predicate.isString(error.listen)) return ""
+    const port = Number(/:(\d+)$/.exec(error.listen)?.[1])
+    if (!Number.isInteger(port) || port <= 0) return ""
+    return ` (${portHolderNote(port, yield* portHolder(port))})`
   })
 
 /** 77 for a refused credential, 78 for a request the configuration made invalid, 75 for what may pass. */

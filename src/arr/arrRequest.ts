@@ -3,7 +3,7 @@
  * AuthenticationBuilderExtensions.cs), JSON decoded with the resource's schema, every failure
  * an ArrError in one line (ArrError.ts). The key goes in that header only, to the app's URL.
  */
-import { Effect, Redacted, Schema } from "effect"
+import { Effect, Predicate, Redacted, Schema, SchemaIssue } from "effect"
 import { ApiTransport, type WireFailure } from "../api/ApiTransport.ts"
 import type { ArrTarget } from "./ArrApp.ts"
 import { ArrError } from "./ArrError.ts"
@@ -63,15 +63,15 @@ export const arrRequest = <S extends Schema.Decoder<unknown>>(
       })
     }
     const notDocumented = (detail: string) =>
-      new ArrError({ reason: "protocol", problem: `${app.name}'s answer to ${what} is not its API's: ${detail}` })
+      new ArrError({ reason: "protocol", problem: `${app.name}'s answer to ${what} ${detail}` })
     let json: unknown
     try {
       json = answer.text === "" ? {} : JSON.parse(answer.text)
     } catch {
-      return yield* notDocumented(`not JSON${snippet(answer.text)}`)
+      return yield* notDocumented(`is not JSON${snippet(answer.text)}`)
     }
     return yield* Schema.decodeUnknownEffect(schema)(json).pipe(
-      Effect.mapError((e) => notDocumented(e.message.split("\n")[0] ?? "unexpected shape"))
+      Effect.mapError((e) => notDocumented(undocumented(e.issue)))
     )
   })
 
@@ -120,6 +120,17 @@ const unreachable = (target: ArrTarget, failure: WireFailure): ArrError => {
     problem: `cannot reach ${app.name} at ${settings.url}: ${why}; is it running, and is ${app.section}.url right?`
   })
 }
+
+/** What an answer lacks or holds that the API's does not: `has no "appName"`, `has "version": Expected string, got 5`. */
+const undocumented = (issue: SchemaIssue.Issue): string => {
+  const first = formatIssue(issue).issues[0]
+  if (first === undefined) return "is not the API's"
+  const path = (first.path ?? []).map((p) => JSON.stringify(Predicate.isObject(p) && "key" in p ? p.key : p))
+  if (first.message === "Missing key") return `has no ${path.join(".")}`
+  return path.length === 0 ? `is not the API's: ${first.message}` : `has ${path.join(".")}: ${first.message}`
+}
+
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /** The start of an error answer, on one line. */
 const snippet = (text: string): string => {

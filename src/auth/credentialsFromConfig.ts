@@ -52,7 +52,7 @@ export const credentialsFromConfig = (
       }
       return yield* new LoginRequired({
         reason: "not_signed_in",
-        detail: `not signed in (run \`dlsync login\`, or set service.api_key, service.api_key_file or DLSYNC_SERVICE_API_KEY)`
+        detail: "not signed in and no API key set (service.api_key, service.api_key_file or DLSYNC_SERVICE_API_KEY)"
       })
     })
   ).pipe(Layer.provide(TokenStore.layer(config.mirror.state_dir)))

@@ -5,10 +5,16 @@ import { onDemand } from "./onDemand.ts"
 export const demoCommand = Command.make(
   "demo",
   {
-    keep: Flag.String("dir").pipe(
-      Flag.withDescription("Mirror into this folder (default: a fresh temporary folder)"),
+    dir: Flag.String("dir").pipe(
+      Flag.withDescription(
+        "Mirror into this folder, kept afterwards (default: a temporary folder, removed at the end)"
+      ),
       Flag.withMetavar("DIR"),
       Flag.optional
+    ),
+    keep: Flag.Boolean("keep").pipe(
+      Flag.withDescription("Keep the temporary folder (the mirror and its state) to look around in"),
+      Flag.withDefault(false)
     )
   },
   onDemand(

@@ -5,13 +5,16 @@ import { HumanRate } from "../config/units.ts"
 import { parseLibrarySpec } from "../emulator/librarySpec.ts"
 import { onDemand } from "./onDemand.ts"
 
+/** The emulator's API port; its CDN's is the next (config/fields.ts says why these). */
+export const EMULATOR_DEFAULT_PORT = 7670
+
 export const emulatorCommand = Command.make(
   "emulator",
   {
     port: Flag.Int("port").pipe(
-      Flag.withDescription("API port (default 8787; 0 picks a free one)"),
+      Flag.withDescription(`API port (default ${EMULATOR_DEFAULT_PORT}; 0 picks a free one)`),
       Flag.withMetavar("N"),
-      Flag.withDefault(8787)
+      Flag.withDefault(EMULATOR_DEFAULT_PORT)
     ),
     cdnPort: Flag.Int("cdn-port").pipe(
       Flag.withDescription("CDN port (default: the API port + 1, or a free one with --port 0)"),

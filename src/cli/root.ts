@@ -1,5 +1,5 @@
-import { Option, Schema } from "effect"
-import { CliConfig, Command, Flag, GlobalFlag } from "effect/cli"
+import { Console, Layer, Option, Schema } from "effect"
+import { CliConfig, CliOutput, Command, Flag, GlobalFlag } from "effect/cli"
 import { LogLevelSetting } from "../log/logLayer.ts"
 
 /**
@@ -17,11 +17,37 @@ export const logLevelFlag = GlobalFlag.Setting("log-level")({
 
 /**
  * effect/cli's settings for running `root`: its built-in global flags without its own
- * `--log-level` (which would clash with ours). Whoever runs `root` provides it.
+ * `--log-level` (which would clash with ours) and `--wizard` (an interactive builder of
+ * command lines: not a dlsync flag, so an unknown one, exit 64), and a bad command line
+ * said in one line (`usageLine`) instead of the whole help. Whoever runs `root` provides it.
  */
-export const cliConfig = CliConfig.layer({
-  builtIns: GlobalFlag.BuiltIns.filter((flag) => flag !== GlobalFlag.LogLevel)
-})
+export const cliConfig = Layer.merge(
+  CliConfig.layer({
+    builtIns: GlobalFlag.BuiltIns.filter((flag) => flag !== GlobalFlag.LogLevel && flag !== GlobalFlag.Wizard)
+  }),
+  CliOutput.layerPresenter({
+    present: (event) =>
+      event._tag === "InvalidInvocation"
+        ? Console.error(usageLine(event.commandPath, event.errors))
+        : CliOutput.defaultPresenter.present(event)
+  })
+)
+
+/**
+ * A bad command line in one line: each problem (effect/cli's "Did you mean this?" list
+ * folded into it) and where the flags are listed.
+ */
+export const usageLine = (
+  commandPath: ReadonlyArray<string>,
+  errors: ReadonlyArray<{ readonly message: string }>
+): string => {
+  const problems = errors.map((error) => {
+    const [first = "", ...rest] = error.message.split("\n").map((line) => line.trim())
+    const suggestions = rest.filter((line) => line !== "" && !/^Did you mean/i.test(line))
+    return suggestions.length === 0 ? first : `${first}; did you mean ${suggestions.join(" or ")}?`
+  })
+  return `dlsync: ${problems.join("; ")} (\`${commandPath.join(" ")} --help\` lists what it takes)`
+}
 
 /** `dlsync`: the root command; its shared flags are accepted by every subcommand. */
 export const root = Command.make("dlsync").pipe(

@@ -2,7 +2,10 @@
  * `dlsync run [--once] [--allow-big-delete]`: the daemon, or one pass for cron
  * (commands/run.ts). `dlsync --once` is the same as `dlsync run --once` (main.ts rewrites it).
  */
+import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
+import { configNotices } from "../config/configNotices.ts"
+import { commandConfig } from "./commandConfig.ts"
 import { onDemand } from "./onDemand.ts"
 
 export const runCommand = Command.make(
@@ -19,7 +22,12 @@ export const runCommand = Command.make(
   },
   onDemand(
     () => import("../commands/run.ts"),
-    (command, flags) => command.run(flags)
+    (command, flags) =>
+      Effect.andThen(
+        warnNotices,
+        // A signal ends the daemon: the last line says it ended, after its shutdown's own.
+        flags.once ? command.run(flags) : command.run(flags).pipe(Effect.onInterrupt(() => Effect.logInfo("stopped")))
+      )
   )
 ).pipe(
   Command.withDescription(
@@ -35,3 +43,8 @@ export const runCommand = Command.make(
  */
 export const onceShortcut = (args: ReadonlyArray<string>, subcommands: ReadonlyArray<string>): ReadonlyArray<string> =>
   args.includes("--once") && !args.some((a) => subcommands.includes(a)) ? ["run", ...args] : args
+
+/** What the configuration does that its author may not expect (config/configNotices.ts), as warnings at start. */
+const warnNotices = Effect.flatMap(commandConfig, (config) =>
+  Effect.forEach(configNotices(config), (notice) => Effect.logWarning(notice), { discard: true })
+)

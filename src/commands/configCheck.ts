@@ -4,12 +4,14 @@
  * credential) and prints the effective settings, secrets redacted. Any problem: exit 78
  * (77, 75 for a refused credential or an unreachable service with --online).
  */
-import { Console, Effect, Option } from "effect"
+import { Console, Effect, Option, Predicate } from "effect"
+import { stringify as stringifyToml } from "smol-toml"
 import { ApiClient } from "../api/ApiClient.ts"
 import { commandConfig } from "../cli/commandConfig.ts"
 import { afterLandingView } from "../config/afterLandingSettings.ts"
 import { arrView } from "../config/arrSettings.ts"
 import { ConfigError } from "../config/ConfigError.ts"
+import { configNotices } from "../config/configNotices.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { formatDuration, formatRate, formatSize, formatWindow } from "../config/units.ts"
 import { apiLayer } from "../layers/service.ts"
@@ -41,11 +43,24 @@ export const configCheck = Effect.fn("config.check")(function* ({
   if (Option.isSome(account)) {
     yield* Console.log(`# service reached: signed in as ${account.value.name} <${account.value.email}>`)
   }
-  for (const [section, values] of Object.entries(view.settings)) {
-    yield* Console.log(`\n[${section}]`)
-    for (const [key, value] of Object.entries(values)) yield* Console.log(`${key} = ${JSON.stringify(value)}`)
-  }
+  for (const notice of configNotices(config)) yield* Console.log(`# note: ${notice}`)
+  yield* Console.log(`\n${settingsToml(view.settings)}`)
 })
+
+/**
+ * The effective settings as TOML (the form of config.toml): a key not set is a comment,
+ * `[[hooks]]` and `[[notify]]` are arrays of tables.
+ */
+export const settingsToml = (settings: Readonly<Record<string, unknown>>): string =>
+  Object.entries(settings)
+    .map(([section, values]) => {
+      if (Array.isArray(values)) return stringifyToml({ [section]: values }).trim()
+      const entries = Object.entries(Predicate.isObject(values) ? values : {})
+      const set = Object.fromEntries(entries.filter(([, value]) => value !== null))
+      const unset = entries.filter(([, value]) => value === null).map(([key]) => `# ${key}: not set`)
+      return [`[${section}]`, stringifyToml(set).trim(), ...unset].filter((line) => line !== "").join("\n")
+    })
+    .join("\n\n")
 
 /**
  * The printable form of a configuration, in the units a user writes: secrets replaced by a

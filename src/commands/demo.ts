@@ -3,8 +3,8 @@
  * starts the emulator in this process with its sample library, mirrors the account into
  * a fresh folder, then changes the remote (rename, move, delete, add) and shows each
  * change mirrored, sends a magnet through the qBittorrent-compatible API as Sonarr would
- * and shows it land in `<mirror>/tv/` and reported complete (demoArr.ts), prints the tree
- * and where it is, and exits.
+ * and shows it land in `<mirror>/TV/` and reported complete (demoArr.ts), prints the tree
+ * and exits, removing its temporary folder unless told to keep it (--keep, or --dir).
  *
  *   emulator (in process, port 0) ─► config (env-style, temp root + state) ─► engineLayer
  *        │                                                                     │
@@ -26,13 +26,21 @@ import { formatBytes } from "../transfer/progressFormat.ts"
 import { VERSION } from "../version.ts"
 import { arrStep, demoQbittorrentLayer } from "./demoArr.ts"
 
-export const demo = Effect.fn("demo")(function* ({ keep }: { readonly keep: Option.Option<string> }) {
+export const demo = Effect.fn("demo")(function* (flags: {
+  readonly dir: Option.Option<string>
+  readonly keep: boolean
+}) {
   yield* Console.log(`dlsync ${VERSION} — demo: mirroring a sample account from the built-in emulator\n`)
   const emu = yield* Effect.acquireRelease(
     Effect.promise(() => startEmulator({ library: "demo", control: true })),
     (running) => Effect.promise(() => running.close())
   )
-  const dir = Option.getOrElse(keep, () => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "dlsync-demo-")))
+  // A folder of its own making goes at the end, however the demo ends, unless --keep.
+  const removeAtEnd = Option.isNone(flags.dir) && !flags.keep
+  const dir = yield* Effect.acquireRelease(
+    Effect.sync(() => Option.getOrElse(flags.dir, () => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "dlsync-demo-")))),
+    (made) => (removeAtEnd ? Effect.sync(() => Fs.rmSync(made, { recursive: true, force: true })) : Effect.void)
+  )
   const root = NodePath.join(dir, "mirror")
   const configFile = NodePath.join(dir, "demo.toml")
   Fs.mkdirSync(root, { recursive: true })
@@ -114,8 +122,15 @@ export const demo = Effect.fn("demo")(function* ({ keep }: { readonly keep: Opti
     yield* (yield* AppStateWriter).drainWithin(ONCE_DRAIN_MS)
     yield* Console.log("The mirror now:")
     yield* Console.log(renderTree(root))
-    yield* Console.log(`\nEverything above is in ${root}`)
-    yield* Console.log(`(state in ${NodePath.join(dir, "state")}; remove the folder when done: rm -rf ${dir})`)
+    if (removeAtEnd) {
+      yield* Console.log(`\nEverything above was in ${root}`)
+      yield* Console.log("(removed; `dlsync demo --keep` keeps it to look around in)")
+    } else {
+      yield* Console.log(`\nEverything above is in ${root}`)
+      yield* Console.log(
+        `(state in ${NodePath.join(dir, "state")}; the folder is yours: remove it when done: rm -rf ${dir})`
+      )
+    }
   }).pipe(
     Effect.provide(demoQbittorrentLayer(config).pipe(Layer.provideMerge(engineLayer(config)))),
     // The intake's and the API's info lines would interleave with the demo's own.

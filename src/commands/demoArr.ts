@@ -1,9 +1,10 @@
 /**
  * The demo's last step: a release sent the way Sonarr sends it, through dlsync's
  * qBittorrent-compatible API (plain HTTP, as any app), followed on the service, mirrored
- * into `<mirror>/tv/` and reported complete once every file is on disk.
+ * into `<mirror>/TV/` (the library's own TV folder: one case) and reported complete once
+ * every file is on disk.
  *
- *   login ─► torrents/add (magnet, category tv) ─► loop: intake round · mirror pass ·
+ *   login ─► torrents/add (magnet, category TV) ─► loop: intake round · mirror pass ·
  *   torrents/info (a line per state) ─► stoppedUP, progress 1, content_path
  */
 import { Clock, Console, Duration, Effect, Layer, Redacted } from "effect"
@@ -14,6 +15,8 @@ import { IntakeRunner } from "../intake/IntakeRunner.ts"
 import { QbittorrentServer } from "../qbittorrent/QbittorrentServer.ts"
 
 const USERNAME = "demo"
+/** The sample library's TV folder, so that the shows are under one name. */
+const CATEGORY = "TV"
 const PASSWORD = "demo"
 /** The release: the emulator makes a magnet's video file `xl` bytes (and a sample a tenth of it). */
 const RELEASE = "Demo.Show.S01E01.1080p"
@@ -57,13 +60,13 @@ export const arrStep = Effect.fnUntraced(function* <E, R>(emu: RunningEmulator, 
   const login = yield* request(`${url}/api/v2/auth/login`, form({ username: USERNAME, password: PASSWORD }))
   const cookie = login.headers.get("set-cookie")?.split(";")[0] ?? ""
   const added = yield* request(`${url}/api/v2/torrents/add`, {
-    ...form({ urls: MAGNET, category: "tv" }),
+    ...form({ urls: MAGNET, category: CATEGORY }),
     headers: { "content-type": "application/x-www-form-urlencoded", cookie }
   })
-  yield* Console.log(`  POST /api/v2/torrents/add  ${RELEASE} in category tv → ${yield* text(added)}`)
+  yield* Console.log(`  POST /api/v2/torrents/add  ${RELEASE} in category ${CATEGORY} → ${yield* text(added)}`)
 
   const info = Effect.gen(function* () {
-    const answer = yield* request(`${url}/api/v2/torrents/info?category=tv`, { headers: { cookie } })
+    const answer = yield* request(`${url}/api/v2/torrents/info?category=${CATEGORY}`, { headers: { cookie } })
     const list = (yield* Effect.promise(() => answer.json())) as ReadonlyArray<TorrentInfo>
     return list.find((t) => t.name === RELEASE)
   })

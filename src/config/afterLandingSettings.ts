@@ -6,13 +6,14 @@
  */
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Duration, Redacted } from "effect"
-import { notifyTarget, type TargetType } from "../domain/notifyTarget.ts"
-import type { EventLevel, HookEventName } from "../events/MirrorEvent.ts"
+import { Redacted } from "effect"
+import { notifyTarget } from "../domain/notifyTarget.ts"
 import type { PathMap } from "../paths/pathMap.ts"
-import type { ConfigSchema } from "./fields.ts"
+import type { DecodedConfig } from "./fields.ts"
 import type { SettingProblem } from "./settingProblems.ts"
 import { formatDuration } from "./units.ts"
+
+export { NOTIFY_EVENTS_DEFAULT } from "./fields.ts"
 
 export interface MediaServerSettings {
   readonly url: string
@@ -21,22 +22,11 @@ export interface MediaServerSettings {
   readonly path_map: PathMap
 }
 
-export interface HookSettings {
-  readonly event: HookEventName
-  /** argv: the program (absolute, or found on PATH when it names no folder) and its arguments. */
-  readonly command: ReadonlyArray<string>
-  /** Milliseconds. */
-  readonly timeout: number
-}
+/** A `[[hooks]]` entry (its keys and defaults: `tableArrays.hooks` in fields.ts). */
+export type HookSettings = DecodedConfig["hooks"][number]
 
-export interface NotifySettings {
-  readonly url: Redacted.Redacted<string>
-  /** Unset: told by the URL (notify/notifyTarget.ts). */
-  readonly type: TargetType | undefined
-  readonly events: ReadonlyArray<HookEventName>
-  readonly level: EventLevel
-  readonly secret: Redacted.Redacted<string> | null
-}
+/** A `[[notify]]` entry (its keys and defaults: `tableArrays.notify` in fields.ts). */
+export type NotifySettings = DecodedConfig["notify"][number]
 
 export interface AfterLandingSettings {
   readonly jellyfin: MediaServerSettings | null
@@ -45,41 +35,25 @@ export interface AfterLandingSettings {
   readonly notify: ReadonlyArray<NotifySettings>
 }
 
-export const HOOK_TIMEOUT_DEFAULT_MS = 30_000
-
-/** Failures and held deletions, not every file. */
-export const NOTIFY_EVENTS_DEFAULT: ReadonlyArray<HookEventName> = ["file_failed", "deletion_held"]
-
-type Raw = typeof ConfigSchema.Type
-
 /**
  * The settings from the decoded file; `resolve` makes a relative hook program (one with a
  * `/`) absolute against the configuration's folder.
  */
-export const afterLandingSettings = (raw: Raw, resolve: (key: string, p: string) => string): AfterLandingSettings => ({
+export const afterLandingSettings = (
+  raw: DecodedConfig,
+  resolve: (key: string, p: string) => string
+): AfterLandingSettings => ({
   jellyfin:
     raw.jellyfin === undefined
       ? null
-      : { url: trimUrl(raw.jellyfin.url), token: raw.jellyfin.api_key, path_map: raw.jellyfin.path_map ?? [] },
+      : { url: trimUrl(raw.jellyfin.url), token: raw.jellyfin.api_key, path_map: raw.jellyfin.path_map },
   plex:
-    raw.plex === undefined
-      ? null
-      : { url: trimUrl(raw.plex.url), token: raw.plex.token, path_map: raw.plex.path_map ?? [] },
-  hooks: (raw.hooks ?? []).map((h, i) => {
+    raw.plex === undefined ? null : { url: trimUrl(raw.plex.url), token: raw.plex.token, path_map: raw.plex.path_map },
+  hooks: raw.hooks.map((h, i) => {
     const [program = "", ...args] = h.command
-    return {
-      event: h.event,
-      command: [program.includes("/") ? resolve(`hooks.${i}.command`, program) : program, ...args],
-      timeout: h.timeout === undefined ? HOOK_TIMEOUT_DEFAULT_MS : Duration.toMillis(h.timeout)
-    }
+    return { ...h, command: [program.includes("/") ? resolve(`hooks.${i}.command`, program) : program, ...args] }
   }),
-  notify: (raw.notify ?? []).map((n) => ({
-    url: n.url,
-    type: n.type,
-    events: n.events ?? NOTIFY_EVENTS_DEFAULT,
-    level: n.level ?? "info",
-    secret: n.secret ?? null
-  }))
+  notify: raw.notify
 })
 
 /** A hook whose program cannot be run: not found on PATH, or not an executable file. */

@@ -7,7 +7,7 @@
  */
 import type { Redacted } from "effect"
 import type { PathMap } from "../paths/pathMap.ts"
-import type { ConfigSchema } from "./fields.ts"
+import type { DecodedConfig } from "./fields.ts"
 
 export interface ArrAppSettings {
   /** The app's address without a trailing "/", with its URL base if it has one. */
@@ -24,7 +24,7 @@ export interface ArrSettings {
   readonly readarr: ArrAppSettings | null
 }
 
-type Raw = typeof ConfigSchema.Type
+type Raw = DecodedConfig
 
 export const arrSettings = (raw: Raw): ArrSettings => ({
   sonarr: appSettings(raw.sonarr),
@@ -36,7 +36,7 @@ export const arrSettings = (raw: Raw): ArrSettings => ({
 const appSettings = (section: Raw["sonarr"]): ArrAppSettings | null =>
   section === undefined
     ? null
-    : { url: section.url.replace(/\/+$/, ""), api_key: section.api_key, path_map: section.path_map ?? [] }
+    : { url: section.url.replace(/\/+$/, ""), api_key: section.api_key, path_map: section.path_map }
 
 /** `config check`'s view of the sections: the key redacted, a section not set left out. */
 export const arrView = (settings: ArrSettings) => {

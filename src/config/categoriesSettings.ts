@@ -8,30 +8,25 @@
  *   cached_only = true             # only torrents the service has cached (default false)
  */
 import { Schema } from "effect"
+import { defaulted } from "./keySchemas.ts"
 
 /** Which item a selection stage is answered with (see src/intake/selectionPolicy.ts). */
 export type SelectionPolicy = "all" | "largest" | "video" | ReadonlyArray<string>
 
-export interface CategorySettings {
-  readonly selection: SelectionPolicy
-  readonly cached_only: boolean
-}
-
-export const CATEGORY_DEFAULTS: CategorySettings = { selection: "all", cached_only: false }
-
 const CategorySection = Schema.Struct({
-  selection: Schema.optionalKey(
+  selection: defaulted(
     Schema.Union([
       Schema.Literals(["all", "largest", "video"]),
       Schema.Array(Schema.String.pipe(Schema.check(Schema.isMinLength(1)))).pipe(Schema.check(Schema.isMinLength(1)))
-    ])
+    ]),
+    "all"
   ),
-  cached_only: Schema.optionalKey(Schema.Boolean)
+  cached_only: defaulted(Schema.Boolean, false)
 })
 
 export const CategoriesSection = Schema.Record(Schema.String, CategorySection)
 
-export const categoriesOf = (
-  raw: typeof CategoriesSection.Type | undefined
-): Readonly<Record<string, CategorySettings>> =>
-  Object.fromEntries(Object.entries(raw ?? {}).map(([name, section]) => [name, { ...CATEGORY_DEFAULTS, ...section }]))
+export type CategorySettings = typeof CategorySection.Type
+
+/** A category without a section of its own: its keys' defaults. */
+export const CATEGORY_DEFAULTS: CategorySettings = Schema.decodeUnknownSync(CategorySection)({})

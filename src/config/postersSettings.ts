@@ -1,9 +1,10 @@
 /**
  * The `[posters]` section: poster sidecars beside the mirrored videos (src/posters/). Off by
  * default: with posters off dlsync asks the service for no poster data and fetches none.
- * The keys' schemas are `sections.posters` in fields.ts; config.example.toml documents them.
+ * config.example.toml documents the keys.
  */
 import { Schema } from "effect"
+import { defaulted } from "./keySchemas.ts"
 
 export type PosterStyle = "sidecar" | "folder"
 
@@ -13,17 +14,8 @@ export interface PostersSettings {
   readonly style: PosterStyle
 }
 
-export const POSTERS_DEFAULTS: PostersSettings = { enabled: false, style: "sidecar" }
-
-/** The section's keys (fields.ts adds them to the reference table). */
+/** The section's keys and their defaults (fields.ts adds them to the reference table). */
 export const postersFields = {
-  enabled: { schema: Schema.optionalKey(Schema.Boolean), env: "boolean" },
-  style: { schema: Schema.optionalKey(Schema.Literals(["sidecar", "folder"])), env: "string" }
+  enabled: { schema: defaulted(Schema.Boolean, false), env: "boolean" },
+  style: { schema: defaulted(Schema.Literals(["sidecar", "folder"]), "sidecar"), env: "string" }
 } as const
-
-export const postersSettings = (
-  raw: { readonly enabled?: boolean; readonly style?: PosterStyle } | undefined
-): PostersSettings => ({
-  enabled: raw?.enabled ?? POSTERS_DEFAULTS.enabled,
-  style: raw?.style ?? POSTERS_DEFAULTS.style
-})

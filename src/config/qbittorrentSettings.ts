@@ -2,13 +2,14 @@
  * The `[qbittorrent]` section: the qBittorrent-compatible Web API the *arr apps use as their
  * download client (src/qbittorrent/). Off unless the section is there; on, it needs a user
  * name and a password (inline or in `password_file`), and listens on loopback unless told
- * otherwise. The keys' schemas are `sections.qbittorrent` in fields.ts; config.example.toml
- * documents each key and default.
+ * otherwise. The keys' schemas and defaults are `sections.qbittorrent` in fields.ts;
+ * config.example.toml documents each key and default.
  */
 import * as NodePath from "node:path"
 import { Effect, type Redacted } from "effect"
-import type { ListenAddress, ListenSetting } from "../server/ListenAddress.ts"
+import type { ListenAddress } from "../server/ListenAddress.ts"
 import type { ConfigError } from "./ConfigError.ts"
+import type { DecodedConfig } from "./fields.ts"
 
 /** The section when it is on. */
 export interface QbittorrentSettings {
@@ -19,17 +20,8 @@ export interface QbittorrentSettings {
   readonly path_map: ReadonlyArray<readonly [string, string]>
 }
 
-/** qBittorrent's own default port, on this host only. */
-export const DEFAULT_QBITTORRENT_LISTEN: ListenAddress = { host: "127.0.0.1", port: 8080 }
-
-/** The section as decoded by fields.ts (every key optional). */
-export interface RawQbittorrentSection {
-  readonly listen?: ListenSetting
-  readonly username?: string
-  readonly password?: Redacted.Redacted<string>
-  readonly password_file?: string
-  readonly path_map?: ReadonlyArray<readonly [string, string]>
-}
+/** The section as decoded by fields.ts. */
+export type RawQbittorrentSection = NonNullable<DecodedConfig["qbittorrent"]>
 
 /**
  * The settings, or null when the API is off (no section, or `listen = "off"`).
@@ -65,9 +57,9 @@ export const qbittorrentSettings = Effect.fnUntraced(function* (
     )
   }
   return {
-    listen: raw.listen ?? DEFAULT_QBITTORRENT_LISTEN,
+    listen: raw.listen,
     username: raw.username,
     password,
-    path_map: (raw.path_map ?? []).map(([local, seen]) => [NodePath.normalize(local), seen] as const)
+    path_map: raw.path_map.map(([local, seen]) => [NodePath.normalize(local), seen] as const)
   }
 })

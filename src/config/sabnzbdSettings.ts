@@ -7,6 +7,7 @@ import { Effect, Option, type Redacted } from "effect"
 import type { PathMap } from "../paths/pathMap.ts"
 import type { ListenSetting } from "../server/ListenAddress.ts"
 import type { ConfigError } from "./ConfigError.ts"
+import { DEFAULT_PORTS, type DecodedConfig } from "./fields.ts"
 
 export interface SabnzbdSettings {
   /** "off" when no API key is configured. */
@@ -17,8 +18,8 @@ export interface SabnzbdSettings {
   readonly categories: ReadonlyArray<string>
 }
 
-/** SABnzbd's own port is 8080, which qBittorrent uses too; 8085 keeps both free. */
-export const DEFAULT_SABNZBD_LISTEN = { host: "127.0.0.1", port: 8085 } as const
+/** With an API key and no `listen`: this host only (fields.ts says why this port). */
+export const DEFAULT_SABNZBD_LISTEN = { host: "127.0.0.1", port: DEFAULT_PORTS.sabnzbd } as const
 
 export const SABNZBD_OFF: SabnzbdSettings = { listen: "off", apiKey: Option.none(), pathMap: [], categories: [] }
 
@@ -38,7 +39,7 @@ export const sabnzbdSettings = Effect.fnUntraced(function* (
     raw.api_key_file === undefined
       ? Option.fromNullishOr(raw.api_key)
       : Option.some(yield* io.readSecretFile("sabnzbd.api_key_file", raw.api_key_file))
-  const pathMap = raw.path_map ?? []
+  const pathMap = raw.path_map
   if (Option.isNone(apiKey)) {
     if (raw.listen !== undefined && raw.listen !== "off") {
       return yield* io.problem(
@@ -48,14 +49,8 @@ export const sabnzbdSettings = Effect.fnUntraced(function* (
     }
     return SABNZBD_OFF
   }
-  return { listen: raw.listen ?? DEFAULT_SABNZBD_LISTEN, apiKey, pathMap, categories: raw.categories ?? [] }
+  return { listen: raw.listen ?? DEFAULT_SABNZBD_LISTEN, apiKey, pathMap, categories: raw.categories }
 })
 
 /** The section as decoded (fields.ts). */
-interface RawSabnzbd {
-  readonly listen?: ListenSetting
-  readonly api_key?: Redacted.Redacted<string>
-  readonly api_key_file?: string
-  readonly path_map?: PathMap
-  readonly categories?: ReadonlyArray<string>
-}
+type RawSabnzbd = NonNullable<DecodedConfig["sabnzbd"]>

@@ -4,6 +4,7 @@
  */
 import { Effect, type FileSystem, Redacted } from "effect"
 import { type ConfigError, configError } from "./ConfigError.ts"
+import { readText } from "./configSources.ts"
 
 export const readSecretFile = (
   fs: FileSystem.FileSystem,
@@ -11,8 +12,7 @@ export const readSecretFile = (
   file: string,
   source: string
 ): Effect.Effect<Redacted.Redacted<string>, ConfigError> =>
-  fs.readFileString(file).pipe(
-    Effect.mapError((e) => configError(key, `cannot read ${file}: ${e.message}`, source)),
+  readText(fs, file, key, source).pipe(
     Effect.flatMap((text) => {
       const secret = text.trim()
       if (secret === "") return Effect.fail(configError(key, `${file} is empty`, source))

@@ -21,7 +21,7 @@
  * Every value is bounded by Number.MAX_SAFE_INTEGER (in bytes or milliseconds); negative
  * numbers, NaN, exponents, hex and non-ASCII digits are refused.
  */
-import { Duration, Effect, Predicate, Result, Schema, SchemaIssue, SchemaTransformation } from "effect"
+import { Effect, Predicate, Result, Schema, SchemaIssue, SchemaTransformation } from "effect"
 import {
   type BytesPerSecond,
   DAY,
@@ -169,12 +169,8 @@ const fromHuman = <To extends Schema.Top>(
     )
   )
 
-/** A human duration (or 0) → Effect Duration; encodes back to the compact form ("1h30m"). */
-export const HumanDuration = fromHuman(
-  Schema.Duration,
-  (input) => Result.map(parseDuration(input), Duration.millis),
-  (duration) => formatDuration(Duration.toMillis(duration))
-)
+/** A human duration (or 0) → milliseconds; encodes back to the compact form ("1h30m"). */
+export const HumanMillis = fromHuman(Schema.Int, parseDuration, (millis) => formatDuration(millis))
 
 /** A human size or a number of bytes → bytes (a safe non-negative integer). */
 export const HumanSize = fromHuman(Schema.Int, parseSize, (bytes) => formatSize(bytes))

@@ -16,7 +16,7 @@ import { Effect, Redacted, Schema } from "effect"
 import { WEBHOOK_SECRET_EXPECTED, webhookKey } from "../domain/WebhookSecret.ts"
 import { webhookUrlProblem } from "../domain/webhookUrl.ts"
 import type { ListenSetting } from "../server/ListenAddress.ts"
-import type { sections } from "./fields.ts"
+import type { DecodedConfig } from "./fields.ts"
 
 export interface WebhooksSettings {
   /** Where the receiver listens; "off" (the default): no receiver. */
@@ -26,8 +26,6 @@ export interface WebhooksSettings {
   /** The `webhook_url` of the downloads dlsync creates; null: they carry none. */
   readonly public_url: string | null
 }
-
-export const WEBHOOKS_DEFAULTS: WebhooksSettings = { listen: "off", secrets: [], public_url: null }
 
 /** One secret in the configuration: checked as text, then kept Redacted. */
 const WebhookSecret = Schema.RedactedFromValue(
@@ -55,7 +53,7 @@ export const PublicHttpsUrl = Schema.String.pipe(
   )
 )
 
-type Raw = { readonly [K in keyof typeof sections.webhooks]?: (typeof sections.webhooks)[K]["schema"]["Type"] }
+type Raw = DecodedConfig["webhooks"]
 
 /** A problem with one key of the section; the loader says where the key was set. */
 export interface WebhooksProblem {
@@ -68,12 +66,11 @@ export interface WebhooksProblem {
  * every path of the configuration); its failure is the loader's.
  */
 export const webhooksSettings = <E>(
-  raw: Raw | undefined,
+  raw: Raw,
   readSecretFile: (path: string) => Effect.Effect<{ readonly path: string; readonly text: string }, E>
 ): Effect.Effect<WebhooksSettings, E | WebhooksProblem> =>
   Effect.gen(function* () {
-    if (raw === undefined) return WEBHOOKS_DEFAULTS
-    const listen = raw.listen ?? WEBHOOKS_DEFAULTS.listen
+    const listen = raw.listen
     let secrets: ReadonlyArray<Redacted.Redacted<string>> =
       raw.secret === undefined ? [] : Redacted.isRedacted(raw.secret) ? [raw.secret] : raw.secret
     if (raw.secret_file !== undefined) {
@@ -104,7 +101,7 @@ export const webhooksSettings = <E>(
     const publicUrl = raw.public_url ?? null
     if (publicUrl !== null && listen === "off") {
       return yield* Effect.fail(
-        problem("webhooks.public_url", 'needs webhooks.listen: the receiver it leads to (e.g. "127.0.0.1:8687")')
+        problem("webhooks.public_url", 'needs webhooks.listen: the receiver it leads to (e.g. "127.0.0.1:7661")')
       )
     }
     return { listen, secrets, public_url: publicUrl }

@@ -10,8 +10,8 @@
  *   fetch (one stage); containing `stages`, it asks for a quality, then for a file (two stages).
  * - An uploaded .torrent holds the files its info dictionary lists; an .nzb the files its
  *   subjects name, each as large as its `<segment bytes>` add up to (when given).
- * - Sizes are otherwise made up from the source (1 MiB to 1.5 GiB); a magnet's `xl` (BEP 9,
- *   exact length) makes its video file that large (the sample a tenth of it), and a URL's
+ * - Sizes are otherwise made up from the source (1 MiB to 1.5 GiB); a torrent's sample is a
+ *   tenth of its video; a magnet's `xl` (BEP 9, exact length) makes its video file that large, and a URL's
  *   `size` query parameter makes its file that large, so tests can keep downloads small.
  * - A source whose name contains `fail` fails while downloading; one larger than the
  *   account's max_file_size_bytes fails while processing.
@@ -175,13 +175,15 @@ const fetch = (
 
 const file = (path: string, seed: string): PlannedFile => ({ path, sizeBytes: sizeFor(seed) })
 
-const torrentFiles = (base: string, seed: string, length?: number): ReadonlyArray<PlannedFile> => [
-  length === undefined ? file(`${base}.mkv`, `${seed}:video`) : { path: `${base}.mkv`, sizeBytes: length },
-  { path: `Subs/${base}.en.srt`, sizeBytes: 20_000 + (sizeFor(`${seed}:srt`) % 80_000) },
-  length === undefined
-    ? file(`Extras/${base}.sample.mkv`, `${seed}:sample`)
-    : { path: `Extras/${base}.sample.mkv`, sizeBytes: Math.max(1, Math.floor(length / 10)) }
-]
+/** A torrent's files: its video, a subtitle and a sample a tenth of the video, as releases ship them. */
+const torrentFiles = (base: string, seed: string, length?: number): ReadonlyArray<PlannedFile> => {
+  const video = length ?? sizeFor(`${seed}:video`)
+  return [
+    { path: `${base}.mkv`, sizeBytes: video },
+    { path: `Subs/${base}.en.srt`, sizeBytes: 20_000 + (sizeFor(`${seed}:srt`) % 80_000) },
+    { path: `Extras/${base}.sample.mkv`, sizeBytes: Math.max(1, Math.floor(video / 10)) }
+  ]
+}
 
 /** Selection items for a torrent's files: the root folder (not selectable) and one item per file. */
 const fileItems = (base: string, files: ReadonlyArray<PlannedFile>): ReadonlyArray<SelectionItemSpec> => [

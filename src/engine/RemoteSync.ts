@@ -86,7 +86,8 @@ export class RemoteSync extends Context.Service<
           Effect.catchTag("FeedRefused", (refused: FeedRefused) =>
             Effect.gen(function* () {
               const reason = `the change feed refused the credential (${refused.status}); mirroring by listing (a personal API key cannot read /files/changes)`
-              yield* Effect.logWarning(reason)
+              // 403 is how the feed answers a personal API key: the documented mode, not a fault.
+              yield* refused.status === 403 ? Effect.logInfo(reason) : Effect.logWarning(reason)
               return yield* listing(reason, options)
             })
           )

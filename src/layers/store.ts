@@ -19,8 +19,8 @@ export class NoState extends Schema.TaggedError<NoState>()("NoState", { stateDir
   override get message(): string {
     return (
       `no dlsync state in ${this.stateDir} (mirror.state_dir): dlsync has not run with this state directory; ` +
-      "run `dlsync run --once` first, or read the service's state as its user " +
-      "(e.g. `sudo -u dlsync dlsync status --config /etc/dlsync/config.toml`)"
+      "run `dlsync run --once` first, or read the systemd service's state as the service does: " +
+      "`sudo -u dlsync env STATE_DIRECTORY=/var/lib/dlsync /opt/dlsync/bin/dlsync.js status --config /etc/dlsync/config.toml`"
     )
   }
 }

@@ -33,7 +33,7 @@ export interface HealthServerOptions {
 export class HealthServer extends Context.Service<
   HealthServer,
   {
-    /** The bound origin, e.g. "http://127.0.0.1:8686"; undefined when the endpoint is off. */
+    /** The bound origin, e.g. "http://127.0.0.1:7660"; undefined when the endpoint is off. */
     readonly url: string | undefined
   }
 >()("dlsync/server/HealthServer") {

@@ -3,14 +3,14 @@
  *
  * The endpoint discloses file names (`/api/status`), so it stays on this host unless the
  * owner writes otherwise: the default is loopback, and every interface is reached only by
- * writing so ("0.0.0.0:8686", "[::]:8686" or ":8686"). Nothing is guessed: a bare port,
+ * writing so ("0.0.0.0:7660", "[::]:7660" or ":7660"). Nothing is guessed: a bare port,
  * an unbracketed IPv6 address or a URL is an error that says what to write instead.
  *
  * Grammar (surrounding whitespace ignored):
  *   off                   no endpoint
- *   <ipv4>:<port>         e.g. 127.0.0.1:8686, 0.0.0.0:8686
- *   <hostname>:<port>     e.g. localhost:8686 (resolved when listening)
- *   [<ipv6>]:<port>       e.g. [::1]:8686, [::]:8686
+ *   <ipv4>:<port>         e.g. 127.0.0.1:7660, 0.0.0.0:7660
+ *   <hostname>:<port>     e.g. localhost:7660 (resolved when listening)
+ *   [<ipv6>]:<port>       e.g. [::1]:7660, [::]:7660
  *   :<port>               every interface (IPv6 and IPv4 where the host has both)
  * with <port> a decimal integer in 1..65535.
  */
@@ -27,8 +27,8 @@ export interface ListenAddress {
 export type ListenSetting = "off" | ListenAddress
 
 /** The default when `server.listen` is not set: this host only. */
-export const DEFAULT_LISTEN = "127.0.0.1:8686"
-export const DEFAULT_LISTEN_ADDRESS: ListenAddress = { host: "127.0.0.1", port: 8686 }
+export const DEFAULT_LISTEN = "127.0.0.1:7660"
+export const DEFAULT_LISTEN_ADDRESS: ListenAddress = { host: "127.0.0.1", port: 7660 }
 
 /** Parses a `server.listen` value; the failure names what was expected and what was given. */
 export const parseListen = (input: unknown): Result.Result<ListenSetting, string> => {
@@ -41,7 +41,7 @@ export const parseListen = (input: unknown): Result.Result<ListenSetting, string
   if (text === "") return Result.fail(`${EXPECTED}, got an empty text`)
   if (text.toLowerCase() === "off") return Result.succeed("off")
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
-    return Result.fail(`${EXPECTED}, not a URL (write "127.0.0.1:8686"), ${got}`)
+    return Result.fail(`${EXPECTED}, not a URL (write "127.0.0.1:7660"), ${got}`)
   }
   if (/^\d+$/.test(text)) {
     return Result.fail(
@@ -56,16 +56,16 @@ export const parseListen = (input: unknown): Result.Result<ListenSetting, string
     if (bracketed === null) return Result.fail(`${EXPECTED}; a bracketed IPv6 address ends with "]:<port>", ${got}`)
     const address = bracketed[1] ?? ""
     if (!isIPv6(address)) return Result.fail(`${EXPECTED}; "${address}" is not an IPv6 address, ${got}`)
-    if (bracketed[2] === undefined) return Result.fail(`${EXPECTED}; the port is missing ("[${address}]:8686"), ${got}`)
+    if (bracketed[2] === undefined) return Result.fail(`${EXPECTED}; the port is missing ("[${address}]:7660"), ${got}`)
     host = address
     portText = bracketed[2]
   } else {
     const colon = text.lastIndexOf(":")
-    if (colon < 0) return Result.fail(`${EXPECTED}; the port is missing ("${text}:8686"), ${got}`)
+    if (colon < 0) return Result.fail(`${EXPECTED}; the port is missing ("${text}:7660"), ${got}`)
     const hostText = text.slice(0, colon)
     portText = text.slice(colon + 1)
     if (hostText.includes(":")) {
-      return Result.fail(`${EXPECTED}; an IPv6 address goes in brackets ("[::1]:8686"), ${got}`)
+      return Result.fail(`${EXPECTED}; an IPv6 address goes in brackets ("[::1]:7660"), ${got}`)
     }
     if (hostText !== "" && !isIPv4(hostText) && !isHostname(hostText)) {
       return Result.fail(`${EXPECTED}; "${hostText}" is neither an IPv4 address nor a host name, ${got}`)

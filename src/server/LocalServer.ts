@@ -74,7 +74,7 @@ export interface LocalServerOptions {
 
 /**
  * Serves `routes` on the address of `options` for the life of the scope; the bound origin,
- * e.g. "http://127.0.0.1:8686".
+ * e.g. "http://127.0.0.1:7660".
  */
 export const serveLocally = Effect.fnUntraced(function* <E, R>(
   options: LocalServerOptions,

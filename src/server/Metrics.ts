@@ -169,6 +169,12 @@ const makeMetrics = Effect.gen(function* () {
     Metric.withAttributes(fileTransfers, { outcome }).updateUnsafe(0, context)
   }
   heldDeletions.updateUnsafe(0, context)
+  for (const operation of ALWAYS_MADE_OPERATIONS) {
+    Metric.withAttributes(retries, { operation }).updateUnsafe(0, context)
+    Metric.withAttributes(rateLimitWaits, { operation }).updateUnsafe(0, context)
+    Metric.withAttributes(rateLimitWaitSeconds, { operation }).updateUnsafe(0, context)
+  }
+  Metric.withAttributes(retries, { operation: "download" }).updateUnsafe(0, context)
 
   const knownStates = new Set<string>()
   let caughtUpAtMs: number | undefined
@@ -235,6 +241,9 @@ const makeMetrics = Effect.gen(function* () {
     })
   })
 })
+
+/** The API operations every mirror makes (listing, change feed, download links): their retry and rate-limit series start at 0. */
+const ALWAYS_MADE_OPERATIONS = ["GET /files", "GET /files/changes", "POST /files/{file}/download-link"] as const
 
 const APP_STATE_OUTCOMES: ReadonlyArray<AppStateWriteOutcome> = ["written", "precondition_failed", "failed"]
 const FILE_TRANSFER_OUTCOMES: ReadonlyArray<FileTransferOutcome> = ["landed", "failed", "paused"]

@@ -3,6 +3,7 @@
  * stderr naming the problem and what to do (log lines aside), no stack trace, and the
  * documented exit code (src/cli/exitCodes.ts, README "Exit codes").
  */
+import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
@@ -169,18 +170,39 @@ describe("run", { timeout: 120_000 }, () => {
     assert.deepStrictEqual(warnings, [])
   })
 
+  it("a wrong API key: 77, one line saying which setting holds it", async () => {
+    box = await sandbox()
+    const result = await box.run(["run", "--once"], { apiKey: true, env: { DLSYNC_SERVICE_API_KEY: "not-the-key" } })
+    const line = oneLine(result, 77)
+    assert.match(line, /^dlsync: the service refused the API key \(HTTP 401 to GET \/files\b/)
+    assert.include(line, "check service.api_key (or api_key_file, DLSYNC_SERVICE_API_KEY)")
+    assert.notInclude(result.stderr, "not-the-key")
+  })
+
+  it("neither signed in nor an API key: 77, one line saying both ways once", async () => {
+    box = await sandbox()
+    const { DLSYNC_SERVICE_API_KEY: _key, ...env } = box.env()
+    const line = oneLine(await runCli(["run", "--once"], env, 30_000), 77)
+    assert.strictEqual(
+      line,
+      "dlsync: login required: not signed in and no API key set (service.api_key, service.api_key_file or DLSYNC_SERVICE_API_KEY); run `dlsync login`"
+    )
+  })
+
   it("a missing root: 78", async () => {
     box = await sandbox()
     const result = await box.run(["run", "--once"], { root: Path.join(box.dir, "gone"), apiKey: true })
     assert.include(oneLine(result, 78), Path.join(box.dir, "gone"))
   })
 
-  it("the health endpoint's port in use: 78, naming server.listen", async () => {
+  it("the health endpoint's port in use: 78, naming server.listen and the program holding the port", async () => {
     box = await sandbox()
     const port = await busyPort()
     const result = await box.run(["run"], { apiKey: true, env: { DLSYNC_SERVER_LISTEN: `127.0.0.1:${port}` } })
     const line = oneLine(result, 78)
     assert.include(line, `cannot listen on 127.0.0.1:${port} (server.listen)`)
+    // This test's own process holds it; /proc shows a process of the same user to dlsync.
+    assert.match(line, new RegExp(`\\(port ${port} is held by \\S+ \\(pid ${process.pid}\\)\\)$`))
   })
 })
 
@@ -201,6 +223,30 @@ describe("status", { timeout: 60_000 }, () => {
     const line = oneLine(await box.run(["status"], { stateDir: empty }), 78)
     assert.include(line, `no dlsync state in ${empty}`)
     assert.isFalse(Fs.existsSync(empty), "nothing created")
+  })
+
+  it("its hint for the systemd service's state works as printed (the install's paths standing in)", async () => {
+    box = await sandbox()
+    const line = oneLine(await box.run(["status"], { stateDir: Path.join(box.dir, "someone-else") }), 78)
+    const hint = /`(sudo -u dlsync [^`]+)`/.exec(line)?.[1]
+    assert.isDefined(hint, line)
+    // The service's state, made by a pass of its own; its configuration file, as installed.
+    const serviceState = Path.join(box.dir, "var-lib-dlsync")
+    assert.strictEqual((await box.run(["run", "--once"], { stateDir: serviceState, apiKey: true })).code, 0)
+    const configFile = Path.join(box.dir, "config.toml")
+    Fs.writeFileSync(
+      configFile,
+      `[service]\nbase_url = "${box.emu.baseUrl}"\napi_key = "${box.emu.apiKey}"\n[mirror]\nroot = "${box.root}"\n`
+    )
+    const repo = Path.resolve(import.meta.dirname, "../..")
+    const command = hint!
+      .replace(/^sudo -u dlsync /, "")
+      .replaceAll("/var/lib/dlsync", serviceState)
+      .replaceAll("/etc/dlsync/config.toml", configFile)
+      .replaceAll("/opt/dlsync", repo)
+    const result = spawnSync("/bin/sh", ["-c", command], { env: bareEnv(tempDir()), encoding: "utf8", timeout: 30_000 })
+    assert.strictEqual(result.status, 0, `${command}\n${result.stderr}`)
+    assert.include(result.stdout, "mode")
   })
 })
 

@@ -5,7 +5,8 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import type { ConfigError } from "../../src/config/ConfigError.ts"
-import { type Env, findLine, loadConfig } from "../../src/config/loadConfig.ts"
+import { findLine } from "../../src/config/configSources.ts"
+import { type Env, loadConfig } from "../../src/config/loadConfig.ts"
 import { transferOptions } from "../../src/transfer/TransferOptions.ts"
 
 const tmp = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-config-"))
@@ -21,7 +22,8 @@ const load = (file: string | undefined, env: Env = {}) =>
     Effect.provide(NodeServices.layer)
   )
 
-const problems = (e: ConfigError) => e.problems.map((p) => `${p.source}: ${p.key}: ${p.message}`)
+const problems = (e: ConfigError) =>
+  e.problems.map((p) => [p.source, p.key, p.message].filter((part) => part !== "").join(": "))
 
 const VALID = `
 [service]
@@ -98,9 +100,9 @@ describe("loadConfig", () => {
         `[service]\nbase_url = "ftp://nope"\napi_kye = "x"\n\n[mirror]\nroot = 5\n\n[extra]\nx = 1\n`
       )
       const error = yield* Effect.flip(load(file))
-      assert.sameMembers(problems(error), [
+      assert.deepStrictEqual(problems(error), [
         `${file}:2: service.base_url: Expected an http:// or https:// URL, got "ftp://nope"`,
-        `${file}:3: service.api_kye: unknown key`,
+        `${file}:3: service.api_kye: unknown key; did you mean api_key?`,
         `${file}:6: mirror.root: Expected string, got 5`,
         `${file}:8: extra: unknown key`
       ])
@@ -119,7 +121,7 @@ describe("loadConfig", () => {
     Effect.gen(function* () {
       const file = write(tmp(), `[service]\nbase_url = "https://x.test/api/v1\n`)
       const error = yield* Effect.flip(load(file))
-      assert.match(problems(error)[0]!, new RegExp(`^${file}:2: config: `))
+      assert.match(problems(error)[0]!, new RegExp(`^${file}:2: (?!config)\\w`))
     })
   )
 
@@ -129,7 +131,7 @@ describe("loadConfig", () => {
         load(write(tmp(), VALID), { DLSYNC_SERVICE_CLIENT_ID: "not-a-uuid", DLSYNC_MIRROR_ROOTT: "/x" })
       )
       assert.sameMembers(problems(error), [
-        "environment: DLSYNC_MIRROR_ROOTT: not a dlsync setting (see config.example.toml)"
+        "environment: DLSYNC_MIRROR_ROOTT: not a dlsync setting; did you mean DLSYNC_MIRROR_ROOT? (see config.example.toml)"
       ])
       const error2 = yield* Effect.flip(load(write(tmp(), VALID), { DLSYNC_SERVICE_CLIENT_ID: "not-a-uuid" }))
       assert.deepStrictEqual(problems(error2), [
@@ -156,7 +158,43 @@ describe("loadConfig", () => {
   it.effect("refuses a --config path that does not exist", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(load("/nonexistent/dlsync.toml"))
-      assert.deepStrictEqual(problems(error), ["--config: config: /nonexistent/dlsync.toml does not exist"])
+      assert.deepStrictEqual(problems(error), ["--config: /nonexistent/dlsync.toml does not exist"])
+    })
+  )
+
+  it.effect("suggests the key a mistyped one stands for, in a section, an entry or the top level", () =>
+    Effect.gen(function* () {
+      const file = write(
+        tmp(),
+        `${VALID}\n[sync]\npol_interval = "30s"\n\n[[hooks]]\nevent = "file_complete"\ncommand = ["/bin/true"]\ntimout = "1m"\n\n[categories.tv]\nselction = "all"\n\n[transfer]\nsegments = 2\n\n[colour]\nx = 1\n`
+      )
+      assert.deepStrictEqual(problems(yield* Effect.flip(load(file))), [
+        `${file}:10: sync.pol_interval: unknown key; did you mean poll_interval?`,
+        `${file}:15: hooks.0.timout: unknown key; did you mean timeout?`,
+        `${file}:18: categories.tv.selction: unknown key; did you mean selection?`,
+        `${file}:20: transfer: unknown key; did you mean transfers?`,
+        `${file}:23: colour: unknown key`
+      ])
+    })
+  )
+
+  it.effect("says how to write a number or a boolean given as text", () =>
+    Effect.gen(function* () {
+      const file = write(tmp(), `${VALID}portable_names = "true"\n\n[transfers]\nconcurrency = "3"\n`)
+      assert.deepStrictEqual(problems(yield* Effect.flip(load(file))), [
+        `${file}:8: mirror.portable_names: Expected boolean, got "true" (write true without quotes)`,
+        `${file}:11: transfers.concurrency: Expected number, got "3" (write 3 without quotes)`
+      ])
+    })
+  )
+
+  it.effect("a secret file that cannot be read: its path and why, in words", () =>
+    Effect.gen(function* () {
+      const dir = tmp()
+      const file = write(dir, `${VALID}\n[qbittorrent]\nusername = "arr"\npassword_file = "missing"\n`)
+      assert.deepStrictEqual(problems(yield* Effect.flip(load(file))), [
+        `${file}:11: qbittorrent.password_file: cannot read ${Path.join(dir, "missing")}: no such file`
+      ])
     })
   )
 })

@@ -36,14 +36,14 @@ describe("[qbittorrent]", () => {
     })
   )
 
-  it.effect("on: 127.0.0.1:8080 by default; the password redacted in config check", () =>
+  it.effect("on: 127.0.0.1:7662 by default; the password redacted in config check", () =>
     Effect.gen(function* () {
       const config = yield* load(write(`${BASE}[qbittorrent]\nusername = "arr"\npassword = "${SECRET}"\n`))
-      assert.deepStrictEqual(config.qbittorrent?.listen, { host: "127.0.0.1", port: 8080 })
+      assert.deepStrictEqual(config.qbittorrent?.listen, { host: "127.0.0.1", port: 7662 })
       assert.strictEqual(config.qbittorrent?.username, "arr")
       assert.strictEqual(Redacted.value(config.qbittorrent?.password ?? Redacted.make("")), SECRET)
       const view = effectiveView(config).settings.qbittorrent
-      assert.deepStrictEqual(view, { listen: "127.0.0.1:8080", username: "arr", password: "<redacted>", path_map: [] })
+      assert.deepStrictEqual(view, { listen: "127.0.0.1:7662", username: "arr", password: "<redacted>", path_map: [] })
       assert.notInclude(JSON.stringify(effectiveView(config)), SECRET)
     })
   )

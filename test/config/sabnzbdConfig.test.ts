@@ -47,16 +47,16 @@ describe("[sabnzbd]", () => {
     })
   )
 
-  it.effect("with an API key listens on 127.0.0.1:8085 unless told otherwise; the key is never shown", () =>
+  it.effect("with an API key listens on 127.0.0.1:7663 unless told otherwise; the key is never shown", () =>
     Effect.gen(function* () {
       const config = yield* load(
         `${BASE}\n[sabnzbd]\napi_key = "k123"\npath_map = [["/media", "/data"]]\ncategories = ["tv", "movies"]\n`
       )
-      assert.deepStrictEqual(config.sabnzbd.listen, { host: "127.0.0.1", port: 8085 })
+      assert.deepStrictEqual(config.sabnzbd.listen, { host: "127.0.0.1", port: 7663 })
       assert.strictEqual(Redacted.value(Option.getOrThrow(config.sabnzbd.apiKey)), "k123")
       assert.deepStrictEqual(config.sabnzbd.pathMap, [["/media", "/data"]])
       assert.deepStrictEqual(effectiveView(config).settings.sabnzbd, {
-        listen: "127.0.0.1:8085",
+        listen: "127.0.0.1:7663",
         api_key: "<redacted>",
         path_map: [["/media", "/data"]],
         categories: ["tv", "movies"]
@@ -84,7 +84,7 @@ describe("[sabnzbd]", () => {
 
   it.effect("refuses a listen without a key, both key forms, an empty key file and a bad path_map", () =>
     Effect.gen(function* () {
-      assert.deepStrictEqual(yield* problems(`${BASE}\n[sabnzbd]\nlisten = "127.0.0.1:8085"\n`), [
+      assert.deepStrictEqual(yield* problems(`${BASE}\n[sabnzbd]\nlisten = "127.0.0.1:7663"\n`), [
         "sabnzbd.api_key: required when sabnzbd.listen is set (the apps send it with every call): set api_key or api_key_file"
       ])
       assert.deepStrictEqual(

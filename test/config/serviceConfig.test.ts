@@ -29,14 +29,14 @@ const load = (text: string, env: Env = {}) => {
 }
 
 describe("[log] and [server]", () => {
-  it.effect("default to info, auto and 127.0.0.1:8686", () =>
+  it.effect("default to info, auto and 127.0.0.1:7660", () =>
     Effect.gen(function* () {
       const config = yield* load(BASE)
       assert.deepStrictEqual(config.log, { level: "info", format: "auto" })
-      assert.deepStrictEqual(config.server.listen, { host: "127.0.0.1", port: 8686 })
+      assert.deepStrictEqual(config.server.listen, { host: "127.0.0.1", port: 7660 })
       const view = effectiveView(config).settings
       assert.deepStrictEqual(view.log, { level: "info", format: "auto" })
-      assert.deepStrictEqual(view.server, { listen: "127.0.0.1:8686", allowed_hosts: [] })
+      assert.deepStrictEqual(view.server, { listen: "127.0.0.1:7660", allowed_hosts: [] })
     })
   )
 
@@ -71,7 +71,7 @@ describe("[log] and [server]", () => {
       const config = yield* load(`${BASE}\n[server]\nallowed_hosts = ["nas.lan", "nas"]\n`)
       assert.deepStrictEqual(config.server.allowed_hosts, ["nas.lan", "nas"])
       assert.deepStrictEqual(effectiveView(config).settings.server, {
-        listen: "127.0.0.1:8686",
+        listen: "127.0.0.1:7660",
         allowed_hosts: ["nas.lan", "nas"]
       })
       const overridden = yield* load(BASE, { DLSYNC_SERVER_ALLOWED_HOSTS: "dlsync.home" })
@@ -86,11 +86,11 @@ describe("[log] and [server]", () => {
         level.problems.map((p) => [p.key, p.source]),
         ["log.level", "DLSYNC_LOG_LEVEL"]
       )
-      const port = yield* Effect.flip(load(BASE, { DLSYNC_SERVER_LISTEN: "8686" }))
+      const port = yield* Effect.flip(load(BASE, { DLSYNC_SERVER_LISTEN: "7660" }))
       const problem = port.problems.find((p) => p.key === "server.listen")
       assert.strictEqual(problem?.source, "DLSYNC_SERVER_LISTEN")
       assert.include(problem?.message, "bare port")
-      const inFile = yield* Effect.flip(load(`${BASE}\n[server]\nlisten = 8686\n`))
+      const inFile = yield* Effect.flip(load(`${BASE}\n[server]\nlisten = 7660\n`))
       const fromFile = inFile.problems.find((p) => p.key === "server.listen")
       assert.match(fromFile?.source ?? "", /config\.toml:9$/)
     })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Result, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import * as fc from "fast-check"
 import { limitAt, minutesUntilChange } from "../../src/config/bandwidthSchedule.ts"
 import {
@@ -8,7 +8,7 @@ import {
   formatRate,
   formatSize,
   formatWindow,
-  HumanDuration,
+  HumanMillis,
   HumanRate,
   HumanSize,
   parseDuration,
@@ -307,9 +307,9 @@ describe("parseSchedule", () => {
 describe("schemas", () => {
   it.effect("decode human text and encode back to the readable form", () =>
     Effect.gen(function* () {
-      const duration = yield* Schema.decodeUnknownEffect(HumanDuration)("1h30m")
-      assert.strictEqual(Duration.toMillis(duration), 5_400_000)
-      assert.strictEqual(yield* Schema.encodeEffect(HumanDuration)(duration), "1h30m")
+      const millis = yield* Schema.decodeUnknownEffect(HumanMillis)("1h30m")
+      assert.strictEqual(millis, 5_400_000)
+      assert.strictEqual(yield* Schema.encodeEffect(HumanMillis)(millis), "1h30m")
       assert.strictEqual(yield* Schema.decodeUnknownEffect(HumanSize)("1 GiB"), GiB)
       assert.strictEqual(yield* Schema.encodeEffect(HumanSize)(GiB), "1 GiB")
       assert.strictEqual(yield* Schema.decodeUnknownEffect(HumanRate)("unlimited"), 0)
@@ -321,7 +321,7 @@ describe("schemas", () => {
 
   it.effect("fail with the parser's message, located at the key, inside a struct", () =>
     Effect.gen(function* () {
-      const Section = Schema.Struct({ poll_interval: HumanDuration, min_free_space: HumanSize })
+      const Section = Schema.Struct({ poll_interval: HumanMillis, min_free_space: HumanSize })
       const error = yield* Effect.flip(
         Schema.decodeUnknownEffect(Section)({ poll_interval: "soon", min_free_space: "1 GiB" })
       )

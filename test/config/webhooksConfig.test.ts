@@ -52,22 +52,22 @@ describe("[webhooks] configuration", () => {
   it.effect("reads listen, one secret or a list of them (rotation), and public_url", () =>
     Effect.gen(function* () {
       const one = yield* load(
-        configFile(`listen = "127.0.0.1:8687"\nsecret = "${OLD}"\npublic_url = "https://dlsync.example.com/"`)
+        configFile(`listen = "127.0.0.1:7661"\nsecret = "${OLD}"\npublic_url = "https://dlsync.example.com/"`)
       )
-      assert.deepStrictEqual(one.webhooks.listen, { host: "127.0.0.1", port: 8687 })
+      assert.deepStrictEqual(one.webhooks.listen, { host: "127.0.0.1", port: 7661 })
       assert.deepStrictEqual(secrets(one), [OLD])
       assert.strictEqual(downloadWebhookUrl(one.webhooks), "https://dlsync.example.com/")
       assert.notInclude(JSON.stringify(one), OLD.slice(6))
 
-      const two = yield* load(configFile(`listen = "127.0.0.1:8687"\nsecret = ["${OLD}", "${NEW}"]`))
+      const two = yield* load(configFile(`listen = "127.0.0.1:7661"\nsecret = ["${OLD}", "${NEW}"]`))
       assert.deepStrictEqual(secrets(two), [OLD, NEW])
       assert.isUndefined(downloadWebhookUrl(two.webhooks))
 
-      const fromEnv = yield* load(configFile(`listen = "127.0.0.1:8687"`), { DLSYNC_WEBHOOKS_SECRET: `${OLD},${NEW}` })
+      const fromEnv = yield* load(configFile(`listen = "127.0.0.1:7661"`), { DLSYNC_WEBHOOKS_SECRET: `${OLD},${NEW}` })
       assert.deepStrictEqual(secrets(fromEnv), [OLD, NEW])
       // `config show` names the keys, never the secrets.
       assert.deepStrictEqual(effectiveView(fromEnv).settings.webhooks, {
-        listen: "127.0.0.1:8687",
+        listen: "127.0.0.1:7661",
         secret: ["<redacted>", "<redacted>"],
         public_url: null
       })
@@ -76,7 +76,7 @@ describe("[webhooks] configuration", () => {
 
   it.effect("reads secret_file, one secret per line, and refuses it beside secret", () =>
     Effect.gen(function* () {
-      const file = configFile(`listen = "127.0.0.1:8687"\nsecret_file = "webhook-secret"`)
+      const file = configFile(`listen = "127.0.0.1:7661"\nsecret_file = "webhook-secret"`)
       Fs.writeFileSync(Path.join(Path.dirname(file), "webhook-secret"), `${OLD}\n\n${NEW}\n`)
       assert.deepStrictEqual(secrets(yield* load(file)), [OLD, NEW])
 
@@ -86,7 +86,7 @@ describe("[webhooks] configuration", () => {
         `webhooks.secret_file: line 2 of ${Path.join(Path.dirname(file), "webhook-secret")} is not a webhook secret: "whsec_" followed by base64`
       ])
 
-      const both = configFile(`listen = "127.0.0.1:8687"\nsecret = "${OLD}"\nsecret_file = "x"`)
+      const both = configFile(`listen = "127.0.0.1:7661"\nsecret = "${OLD}"\nsecret_file = "x"`)
       assert.deepStrictEqual(problems(yield* Effect.flip(load(both))), [
         "webhooks.secret_file: set webhooks.secret or webhooks.secret_file, not both"
       ])
@@ -96,13 +96,13 @@ describe("[webhooks] configuration", () => {
   it.effect("refuses a malformed secret without showing it", () =>
     Effect.gen(function* () {
       for (const secret of ["MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLa-_", "whsec_"]) {
-        const error = yield* Effect.flip(load(configFile(`listen = "127.0.0.1:8687"\nsecret = "${secret}"`)))
+        const error = yield* Effect.flip(load(configFile(`listen = "127.0.0.1:7661"\nsecret = "${secret}"`)))
         const text = problems(error).join("\n")
         assert.match(text, /^webhooks\.secret: .*\(the value is not shown\)/, text)
         assert.notInclude(text, "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLa")
       }
       const fromEnv = yield* Effect.flip(
-        load(configFile(`listen = "127.0.0.1:8687"`), { DLSYNC_WEBHOOKS_SECRET: "whsec_MfKQ9r8GKYqrTwjU%" })
+        load(configFile(`listen = "127.0.0.1:7661"`), { DLSYNC_WEBHOOKS_SECRET: "whsec_MfKQ9r8GKYqrTwjU%" })
       )
       assert.notInclude(problems(fromEnv).join("\n"), "MfKQ9r8GKYqrTwjU")
     })
@@ -110,22 +110,22 @@ describe("[webhooks] configuration", () => {
 
   it.effect("a receiver needs a secret; public_url must be public https and needs the receiver", () =>
     Effect.gen(function* () {
-      assert.deepStrictEqual(problems(yield* Effect.flip(load(configFile(`listen = "127.0.0.1:8687"`)))), [
+      assert.deepStrictEqual(problems(yield* Effect.flip(load(configFile(`listen = "127.0.0.1:7661"`)))), [
         "webhooks.listen: needs webhooks.secret or webhooks.secret_file (the service's whsec_… signing secret) to verify deliveries"
       ])
       assert.deepStrictEqual(
         problems(yield* Effect.flip(load(configFile(`secret = "${OLD}"\npublic_url = "https://dlsync.example.com/"`)))),
-        ['webhooks.public_url: needs webhooks.listen: the receiver it leads to (e.g. "127.0.0.1:8687")']
+        ['webhooks.public_url: needs webhooks.listen: the receiver it leads to (e.g. "127.0.0.1:7661")']
       )
       for (const [url, why] of [
         ["http://dlsync.example.com/", "must use https"],
-        ["https://192.168.1.5:8687/", "must name a public host (the service delivers from the Internet)"],
+        ["https://192.168.1.5:7661/", "must name a public host (the service delivers from the Internet)"],
         ["https://nas.local/", "must name a public host (the service delivers from the Internet)"],
         ["https://user:pw@dlsync.example.com/", "must not embed credentials"],
         ["dlsync.example.com", "must be an absolute https URL"]
       ] as const) {
         const error = yield* Effect.flip(
-          load(configFile(`listen = "127.0.0.1:8687"\nsecret = "${OLD}"\npublic_url = "${url}"`))
+          load(configFile(`listen = "127.0.0.1:7661"\nsecret = "${OLD}"\npublic_url = "${url}"`))
         )
         assert.deepStrictEqual(problems(error), [`webhooks.public_url: ${why}, got ${JSON.stringify(url)}`], url)
       }

@@ -1,9 +1,10 @@
+import { createHash } from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
 import { afterEach, describe, expect, it } from "vitest"
 import type { EmulatorClock } from "../../src/emulator/clock.ts"
 import type { DownloadHost } from "../../src/emulator/downloadLifecycle.ts"
 import { Downloads } from "../../src/emulator/downloads.ts"
-import type { PlannedFile } from "../../src/emulator/downloadsSources.ts"
+import { type PlannedFile, parseMagnet, planSource } from "../../src/emulator/downloadsSources.ts"
 import { parseMultipart, parseTorrent } from "../../src/emulator/downloadsUpload.ts"
 import type { Principal, RouteResult } from "../../src/emulator/http.ts"
 import { type WebhookEventType, WebhookSender } from "../../src/emulator/webhooks.ts"
@@ -194,6 +195,21 @@ describe("download lifecycle", () => {
       "Subs/Show S01.en.srt",
       "Extras/Show S01.sample.mkv"
     ])
+  })
+
+  it("makes a torrent's sample a tenth of its video, with or without xl, so an app never takes it for the episode", () => {
+    for (let i = 0; i < 200; i++) {
+      const hash = createHash("sha1").update(String(i)).digest("hex")
+      for (const xl of ["", "&xl=97000000"]) {
+        const parsed = parseMagnet(`magnet:?xt=urn:btih:${hash}&dn=Show.S01E0${i % 10}${xl}`)
+        if ("problem" in parsed) throw new Error(parsed.problem)
+        const plan = planSource({ type: "magnet", magnet: "", ...parsed }, [])
+        if (plan?.kind !== "fetch") throw new Error("a magnet without stages is fetched")
+        const size = (path: string) => plan.files.find((f) => f.path === path)?.sizeBytes ?? Number.NaN
+        const video = size(`${parsed.name}.mkv`)
+        expect(size(`Extras/${parsed.name}.sample.mkv`)).toBe(Math.max(1, Math.floor(video / 10)))
+      }
+    }
   })
 
   it("keeps downloads beyond concurrent_downloads queued and starts the oldest when a slot frees", () => {

@@ -88,6 +88,18 @@ describe("dlsync doctor", { timeout: 60_000 }, () => {
     assert.notInclude(result.stderr, "not-the-key")
   })
 
+  it("a URL that is not Sonarr's API (another program answering JSON): one line naming what is missing, exit 78", async () => {
+    box = await sandbox()
+    const other = await startStandIn(() => ({ status: 200, body: '{"status":"ok"}', contentType: "application/json" }))
+    close = other.close
+    const result = await doctor(box, other.url)
+    assert.strictEqual(result.code, 78, result.stderr)
+    assert.strictEqual(
+      result.stderr.trim(),
+      `dlsync: configuration error: ${other.url} is not Sonarr's API (Sonarr's answer to GET /api/v3/system/status has no "appName"): check sonarr.url, with Sonarr's URL Base if it has one`
+    )
+  })
+
   it("Sonarr unreachable: one line, exit 75", async () => {
     const { box, sonarr } = await setUp()
     const url = sonarr.url

@@ -129,7 +129,7 @@ export const cliEnv = (
     ...(emu.cdnOrigin.startsWith("https:") || emu.baseUrl.startsWith("https:")
       ? { NODE_EXTRA_CA_CERTS: localhostTls.certPath }
       : {}),
-    // Daemons of parallel test files must not race for the default 127.0.0.1:8686.
+    // Daemons of parallel test files must not race for the default 127.0.0.1:7660.
     DLSYNC_SERVER_LISTEN: "off",
     ...overrides
   }

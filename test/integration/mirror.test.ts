@@ -225,6 +225,13 @@ describe("run --once", { timeout: 120_000 }, () => {
     const first = await box.run(["run", "--once"], { apiKey: true })
     assert.strictEqual(first.code, 0, first.stderr)
     assert.deepStrictEqual(snapshot(box.root), expectedTree(box.emu))
+    // The documented mode of an API key: said at info level, no warning.
+    const warnings = first.stderr.split("\n").filter((line) => /"level":"(warn|error)"/.test(line))
+    assert.deepStrictEqual(warnings, [])
+    assert.match(
+      first.stderr,
+      /"level":"info","message":"the change feed refused the credential \(403\); mirroring by listing/
+    )
     box.emu.control.remove([ids.get("Movies/alpha.mkv") ?? ""])
     box.emu.control.rename(ids.get("readme.txt") ?? "", "README.md")
 

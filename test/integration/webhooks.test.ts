@@ -111,9 +111,11 @@ describe("daemon: webhooks", { timeout: 60_000 }, () => {
         }
       })
       assert.strictEqual(result.code, 78, result.stderr)
-      assert.strictEqual(
-        result.stderr.trim().split("\n").at(-1),
-        `dlsync: cannot listen on 127.0.0.1:${port} (webhooks.listen): the address is already in use; choose another address or set it to "off"`
+      assert.match(
+        result.stderr.trim().split("\n").at(-1) ?? "",
+        new RegExp(
+          `^dlsync: cannot listen on 127\\.0\\.0\\.1:${port} \\(webhooks\\.listen\\): the address is already in use; choose another address or set it to "off" \\(port ${port} is held by \\S+ \\(pid ${process.pid}\\)\\)$`
+        )
       )
       assert.notInclude(result.stderr, "    at ", "no stack trace")
     } finally {

@@ -32,7 +32,6 @@ const landed = (i: number): MirrorEvent => ({ ...failed(i), _tag: "file_complete
 
 const target = (url: string, extra: Partial<NotifySettings> = {}): NotifySettings => ({
   url: Redacted.make(url),
-  type: undefined,
   events: NOTIFY_EVENTS_DEFAULT,
   level: "info",
   secret: null,

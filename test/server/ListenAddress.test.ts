@@ -26,7 +26,7 @@ const refused = (input: unknown): string => {
 describe("parseListen", () => {
   it("the default is loopback only", () => {
     const setting = ok(DEFAULT_LISTEN)
-    assert.deepStrictEqual(setting, { host: "127.0.0.1", port: 8686 })
+    assert.deepStrictEqual(setting, { host: "127.0.0.1", port: 7660 })
     assert.deepStrictEqual(setting, DEFAULT_LISTEN_ADDRESS)
     assert.isTrue(setting !== "off" && isLoopback(setting))
   })
@@ -35,21 +35,21 @@ describe("parseListen", () => {
     assert.strictEqual(ok("off"), "off")
     assert.strictEqual(ok(" OFF "), "off")
     assert.deepStrictEqual(ok("127.0.0.1:9000"), { host: "127.0.0.1", port: 9000 })
-    assert.deepStrictEqual(ok("0.0.0.0:8686"), { host: "0.0.0.0", port: 8686 })
-    assert.deepStrictEqual(ok("localhost:8686"), { host: "localhost", port: 8686 })
-    assert.deepStrictEqual(ok("nas.local:8686"), { host: "nas.local", port: 8686 })
-    assert.deepStrictEqual(ok("[::1]:8686"), { host: "::1", port: 8686 })
+    assert.deepStrictEqual(ok("0.0.0.0:7660"), { host: "0.0.0.0", port: 7660 })
+    assert.deepStrictEqual(ok("localhost:7660"), { host: "localhost", port: 7660 })
+    assert.deepStrictEqual(ok("nas.local:7660"), { host: "nas.local", port: 7660 })
+    assert.deepStrictEqual(ok("[::1]:7660"), { host: "::1", port: 7660 })
     assert.deepStrictEqual(ok("[::]:1"), { host: "::", port: 1 })
     assert.deepStrictEqual(ok("  192.168.1.20:65535 "), { host: "192.168.1.20", port: 65535 })
   })
 
   it('every interface only when written so (":port")', () => {
-    assert.deepStrictEqual(ok(":8686"), { host: undefined, port: 8686 })
-    const bare = refused("8686")
+    assert.deepStrictEqual(ok(":7660"), { host: undefined, port: 7660 })
+    const bare = refused("7660")
     assert.include(bare, "ambiguous")
-    assert.include(bare, '"127.0.0.1:8686"')
-    assert.include(bare, '":8686"')
-    assert.include(refused(8686), "ambiguous")
+    assert.include(bare, '"127.0.0.1:7660"')
+    assert.include(bare, '":7660"')
+    assert.include(refused(7660), "ambiguous")
   })
 
   it("explains each mistake", () => {
@@ -58,23 +58,23 @@ describe("parseListen", () => {
       ["   ", "empty"],
       ["127.0.0.1", "port is missing"],
       ["[::1]", "port is missing"],
-      ["::1:8686", "brackets"],
+      ["::1:7660", "brackets"],
       ["fe80::1", "brackets"],
-      ["[127.0.0.1]:8686", "not an IPv6 address"],
-      ["[::1:8686", "bracketed"],
-      ["http://127.0.0.1:8686", "not a URL"],
+      ["[127.0.0.1]:7660", "not an IPv6 address"],
+      ["[::1:7660", "bracketed"],
+      ["http://127.0.0.1:7660", "not a URL"],
       ["127.0.0.1:0", "1 to 65535"],
       ["127.0.0.1:65536", "1 to 65535"],
       ["127.0.0.1:99999999", "1 to 65535"],
       ["127.0.0.1:-1", "1 to 65535"],
       ["127.0.0.1:http", "1 to 65535"],
       ["127.0.0.1:", "1 to 65535"],
-      ["127.0.0.256:8686", "neither an IPv4 address nor a host name"],
-      ["my_host:8686", "neither an IPv4 address nor a host name"],
-      ["a b:8686", "neither an IPv4 address nor a host name"],
+      ["127.0.0.256:7660", "neither an IPv4 address nor a host name"],
+      ["my_host:7660", "neither an IPv4 address nor a host name"],
+      ["a b:7660", "neither an IPv4 address nor a host name"],
       [true, "got true"],
       [{}, "got a table"],
-      [["127.0.0.1:8686"], "got a list"]
+      [["127.0.0.1:7660"], "got a list"]
     ]
     for (const [input, expected] of cases) {
       const message = refused(input)
@@ -84,7 +84,7 @@ describe("parseListen", () => {
   })
 
   it("formatListen gives back text that parses to the same setting", () => {
-    for (const text of ["off", "127.0.0.1:8686", ":8686", "[::1]:8686", "[::]:80", "localhost:1"]) {
+    for (const text of ["off", "127.0.0.1:7660", ":7660", "[::1]:7660", "[::]:80", "localhost:1"]) {
       const setting = ok(text)
       assert.strictEqual(formatListen(setting), text)
       assert.deepStrictEqual(ok(formatListen(setting)), setting)
@@ -116,7 +116,7 @@ describe("ListenSettingFromString", () => {
       const decode = Schema.decodeUnknownEffect(ListenSettingFromString)
       assert.deepStrictEqual(yield* decode("[::1]:9"), { host: "::1", port: 9 })
       assert.strictEqual(yield* decode("off"), "off")
-      const error = yield* Effect.flip(decode("8686"))
+      const error = yield* Effect.flip(decode("7660"))
       assert.include(error.message, "ambiguous")
       assert.strictEqual(yield* Schema.encodeEffect(ListenSettingFromString)({ host: undefined, port: 7 }), ":7")
     })

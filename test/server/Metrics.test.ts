@@ -62,6 +62,8 @@ describe("Metrics", () => {
         dlsync_transfer_queue_depth: "gauge",
         dlsync_api_requests_total: "counter",
         dlsync_retries_total: "counter",
+        dlsync_api_rate_limit_waits_total: "counter",
+        dlsync_api_rate_limit_wait_seconds_total: "counter",
         dlsync_feed_lag_seconds: "gauge",
         dlsync_last_sync_success_timestamp_seconds: "gauge",
         dlsync_app_state_writes_total: "counter",
@@ -254,6 +256,18 @@ describe("Metrics", () => {
       assert.strictEqual(sampleValue(families, "dlsync_api_requests_total", { operation: nasty, status: "404" }), 1)
       // One sample per line: the newline in the value did not split it.
       assert.strictEqual(text.split("\n").filter((line) => line.includes("next line")).length, 1)
+    }).pipe(withMetrics)
+  )
+
+  it.effect("the retry and rate-limit series of the operations every mirror makes exist from the start, at 0", () =>
+    Effect.gen(function* () {
+      const families = yield* parsed
+      for (const operation of ["GET /files", "GET /files/changes", "POST /files/{file}/download-link"]) {
+        assert.strictEqual(sampleValue(families, "dlsync_retries_total", { operation }), 0, operation)
+        assert.strictEqual(sampleValue(families, "dlsync_api_rate_limit_waits_total", { operation }), 0, operation)
+        assert.strictEqual(sampleValue(families, "dlsync_api_rate_limit_wait_seconds_total", { operation }), 0)
+      }
+      assert.strictEqual(sampleValue(families, "dlsync_retries_total", { operation: "download" }), 0)
     }).pipe(withMetrics)
   )
 

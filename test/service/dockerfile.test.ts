@@ -94,12 +94,9 @@ describe("Dockerfile", () => {
     assert.deepStrictEqual(args("STOPSIGNAL"), ["SIGTERM"])
     assert.deepStrictEqual(args("VOLUME"), ['["/config", "/data"]'])
     assert.match(args("HEALTHCHECK")[0] ?? "", /CMD \["node", "\/opt\/dlsync\/docker\/healthcheck\.mjs"\]$/)
+    // The configuration as the image loads it: test/config/imageEnvironment.test.ts.
     const env = args("ENV").join(" ")
-    for (const setting of [
-      "DLSYNC_CONFIG=/config/config.toml",
-      "DLSYNC_MIRROR_ROOT=/data",
-      "DLSYNC_MIRROR_STATE_DIR=/config/state"
-    ]) {
+    for (const setting of ["DLSYNC_CONFIG=/config/config.toml", "STATE_DIRECTORY=/config/state"]) {
       assert.include(env, setting)
     }
     // No USER: the entrypoint starts as root only to apply PUID/PGID, then su-exec drops to dlsync.

@@ -62,7 +62,7 @@ out=$1; shift
   for a in "$@"; do printf '%s"%s"' "$sep" "$a"; sep=","; done
   printf '],"umask":"%s","env":{' "$(umask)"
   sep=""
-  env | grep -E '^(DLSYNC_[A-Z_]*|HOME|TZ)=' | sort | while IFS= read -r line; do
+  env | grep -E '^(DLSYNC_[A-Z_]*|HOME|TZ|STATE_DIRECTORY)=' | sort | while IFS= read -r line; do
     printf '%s"%s":"%s"' "$sep" "\${line%%=*}" "\${line#*=}"; sep=","
   done
   printf '}}'
@@ -113,9 +113,10 @@ const runEntrypoint = (options: {
       FAKE_NODE_RECORDER: recorder,
       REPO: repo,
       ...(options.realNode === true ? { REAL_NODE: realNode } : {}),
+      // The image's environment (Dockerfile ENV), and the mirror root a compose file sets.
       DLSYNC_CONFIG: Path.join(dirs.config, "config.toml"),
+      STATE_DIRECTORY: dirs.state,
       DLSYNC_MIRROR_ROOT: dirs.data,
-      DLSYNC_MIRROR_STATE_DIR: dirs.state,
       ...options.env
     }
   })
@@ -159,9 +160,9 @@ describe("docker/entrypoint.sh started as root", () => {
     assert.deepStrictEqual(run.node?.env, {
       DLSYNC_CONFIG: Path.join(run.dirs.config, "config.toml"),
       DLSYNC_MIRROR_ROOT: run.dirs.data,
-      DLSYNC_MIRROR_STATE_DIR: run.dirs.state,
       DLSYNC_SERVICE_BASE_URL: "https://x.test/api/v1",
       HOME: run.dirs.config,
+      STATE_DIRECTORY: run.dirs.state,
       TZ: "Europe/Berlin"
     })
   })

@@ -79,6 +79,16 @@ describe.skipIf(skipWithout(TOOLS))("systemd units", () => {
     assert.strictEqual(result.output, "", "verify printed warnings")
   })
 
+  it("pass the check systemd/README.md gives for a checkout, as written there", () => {
+    const readme = Fs.readFileSync(Path.join(unitsDir, "README.md"), "utf8")
+    const section = readme.split("## Checking the units before installing")[1] ?? ""
+    const command = /```sh\n([\s\S]*?)```/.exec(section)?.[1]
+    assert.isDefined(command, "systemd/README.md has its check")
+    const result = spawnSync("/bin/sh", ["-c", command!], { cwd: repo, encoding: "utf8", timeout: 20_000 })
+    assert.strictEqual(result.status, 0, `${result.stdout}${result.stderr}`)
+    assert.strictEqual(`${result.stdout}${result.stderr}`, "", "verify printed warnings")
+  })
+
   it("and verify does catch a broken unit (the check can fail)", () => {
     const broken = Fs.readFileSync(Path.join(unitsDir, "dlsync.service"), "utf8")
       .replace("ProtectClock=yes", "ProtectClok=yes")
