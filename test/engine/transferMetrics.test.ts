@@ -20,7 +20,7 @@ describe("countTransferEvent", () => {
       const families = parsePrometheusText(yield* metrics.render)
       assert.strictEqual(sampleValue(families, "dlsync_api_rate_limit_waits_total", LINK), 2)
       assert.strictEqual(sampleValue(families, "dlsync_api_rate_limit_wait_seconds_total", LINK), 150)
-      assert.isUndefined(sampleValue(families, "dlsync_retries_total", { operation: "download" }))
+      assert.strictEqual(sampleValue(families, "dlsync_retries_total", { operation: "download" }), 0)
     }).pipe(Effect.provide(Layer.fresh(Metrics.layer)))
   )
 
