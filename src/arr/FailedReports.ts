@@ -21,9 +21,9 @@
  * - Runs only where the intake queue is provided (the daemon with a surface on).
  */
 import { Clock, Effect, Layer, Option, Random, Schedule } from "effect"
-import { ApiTransport } from "../api/ApiTransport.ts"
 import type { ArrSettings } from "../config/arrSettings.ts"
 import { Intake, type IntakeItem } from "../intake/Intake.ts"
+import { Outbound } from "../outbound/Outbound.ts"
 import { backoffDelay } from "../pacing/backoff.ts"
 import { makeArrFailureReportTable } from "../store/arrFailureReportTable.ts"
 import { Database } from "../store/Database.ts"
@@ -52,7 +52,7 @@ export const failedReportsLayer = (config: ArrSettings): Layer.Layer<never, neve
       const reporter = makeReporter(apps, intake.value, makeArrFailureReportTable(db))
       yield* Effect.forkScoped(Effect.repeat(reporter, Schedule.spaced(REPORT_INTERVAL)))
     })
-  ).pipe(Layer.provide(ApiTransport.layerNodeHttp))
+  ).pipe(Layer.provide(Outbound.layer))
 }
 
 // ---------------------------------------------------------------------------------------
