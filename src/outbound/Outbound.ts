@@ -13,8 +13,9 @@
  * - Every failure is one line that names how far the exchange got and holds no secret.
  *   `errorSnippet` gives the start of an error answer for a log line: scrubbed of all the
  *   request carried (a server may echo its path, query and headers), on one line, cut.
- * - Node's http and https clients, through keep-alive pools closed with the layer (undici is
- *   not loaded: its entry costs ≈ 11 MB of RSS).
+ * - Node's http and https clients, through their global keep-alive agents (an idle socket
+ *   is closed after 5 s and never holds the process); undici is not loaded (its entry
+ *   costs ≈ 11 MB of RSS).
  */
 import type * as Http from "node:http"
 import { Context, Data, Duration, Effect, Layer, Redacted } from "effect"
@@ -60,25 +61,25 @@ export class Outbound extends Context.Service<
   Outbound,
   { readonly send: (request: OutboundRequest) => Effect.Effect<OutboundAnswer, OutboundFailure> }
 >()("dlsync/outbound/Outbound") {
-  /** Node's http and https clients, keep-alive pools closed with the layer. */
-  static readonly layer: Layer.Layer<Outbound> = Layer.effect(
+  /** Node's http and https clients. */
+  static readonly layer: Layer.Layer<Outbound> = Layer.succeed(
     Outbound,
-    Effect.map(
-      Effect.acquireRelease(
-        Effect.sync(() => ({
-          http: new NodeHttp.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
-          https: new NodeHttps.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS })
-        })),
-        (agents) =>
-          Effect.sync(() => {
-            agents.http.destroy()
-            agents.https.destroy()
-          })
-      ),
-      (agents) => Outbound.of({ send: (request) => send(agents, request) })
-    )
+    Outbound.of({ send: (request) => send(request) })
   )
 }
+
+/** A GET of a public URL (a poster, a .torrent link): no credential, its redirects followed. */
+export const fetchPublic = Effect.fnUntraced(function* (
+  url: string,
+  options: Pick<OutboundRequest, "timeoutMs" | "maxBytes" | "redirects"> & { readonly accept: string }
+): Effect.fn.Return<OutboundAnswer, OutboundFailure, Outbound> {
+  if (!URL.canParse(url)) {
+    return yield* new OutboundFailure({ stage: "invalid", reason: "not a URL", code: undefined })
+  }
+  const client = yield* Outbound
+  const { accept, ...bounds } = options
+  return yield* client.send({ method: "GET", url: new URL(url), headers: { accept }, ...bounds })
+})
 
 /** The answer's body as UTF-8 text. */
 export const answerText = (answer: OutboundAnswer): string => Buffer.from(answer.body).toString("utf8")
@@ -106,25 +107,14 @@ export const errorSnippet = (request: OutboundRequest, answer: OutboundAnswer): 
 
 // ---------------------------------------------------------------------------------------
 
-/**
- * A kept-alive socket idle this long is closed by us: a receiver, proxy or NAT that drops
- * idle connections without a word would otherwise meet the next request.
- */
-const IDLE_SOCKET_MS = 4_000
-
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
 
-interface Agents {
-  readonly http: Http.Agent
-  readonly https: Http.Agent
-}
-
-const send = (agents: Agents, request: OutboundRequest): Effect.Effect<OutboundAnswer, OutboundFailure> =>
+const send = (request: OutboundRequest): Effect.Effect<OutboundAnswer, OutboundFailure> =>
   Effect.gen(function* () {
     let url = request.url
     let headers = request.headers
     for (let hop = 0; ; hop++) {
-      const answer = yield* exchange(agents, request, url, headers)
+      const answer = yield* exchange(request, url, headers)
       const location = answer.headers.location
       if (request.method !== "GET" || hop >= (request.redirects ?? 0) || !REDIRECTS.has(answer.status)) return answer
       if (location === undefined || !URL.canParse(location, url.href)) return answer
@@ -149,7 +139,6 @@ const send = (agents: Agents, request: OutboundRequest): Effect.Effect<OutboundA
 
 /** One request and its answer; interruption destroys the request. */
 const exchange = (
-  agents: Agents,
   request: OutboundRequest,
   url: URL,
   headers: Readonly<Record<string, string>>
@@ -174,11 +163,7 @@ const exchange = (
     try {
       const https = url.protocol === "https:"
       if (!https && url.protocol !== "http:") throw new Error(`${url.protocol} is not http(s)`)
-      req = (https ? NodeHttps : NodeHttp).request(url, {
-        method: request.method,
-        headers,
-        agent: https ? agents.https : agents.http
-      })
+      req = (https ? NodeHttps : NodeHttp).request(url, { method: request.method, headers })
     } catch (error) {
       fail("invalid", `cannot send the request: ${error instanceof Error ? error.message : String(error)}`)
       return

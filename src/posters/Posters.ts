@@ -34,7 +34,7 @@ import type { PostersSettings } from "../config/postersSettings.ts"
 import { isIntact } from "../domain/LocalEntry.ts"
 import { DLSYNC_DIR } from "../fs/dlsyncDir.ts"
 import { fsyncDirSync } from "../fs/fsyncDir.ts"
-import { Outbound } from "../outbound/Outbound.ts"
+import { fetchPublic, Outbound } from "../outbound/Outbound.ts"
 import { type PosterFile, Store } from "../store/Store.ts"
 import { LocalOps, land } from "../sync/localOps.ts"
 import { removePoster } from "../sync/posterRemovals.ts"
@@ -185,24 +185,12 @@ const posterBytes = Effect.fnUntraced(function* (root: string, url: string, fetc
 
 /** GET of a public poster URL, without any credential. */
 const fetchPoster = Effect.fnUntraced(function* (url: string) {
-  const client = yield* Outbound
-  if (!URL.canParse(url)) return yield* new PosterFailure({ message: "the poster URL is not a URL" })
-  const answer = yield* client
-    .send({
-      method: "GET",
-      url: new URL(url),
-      headers: { accept: "image/*" },
-      timeoutMs: Duration.toMillis(POSTER_FETCH_TIMEOUT),
-      maxBytes: MAX_POSTER_BYTES,
-      redirects: POSTER_REDIRECTS
-    })
-    .pipe(
-      Effect.mapError((failure) =>
-        failure.stage === "too-large"
-          ? new PosterFailure({ message: `the poster is larger than ${MAX_POSTER_BYTES} bytes: too large` })
-          : new PosterFailure({ message: `fetching the poster failed: ${failure.reason}` })
-      )
-    )
+  const answer = yield* fetchPublic(url, {
+    accept: "image/*",
+    timeoutMs: Duration.toMillis(POSTER_FETCH_TIMEOUT),
+    maxBytes: MAX_POSTER_BYTES,
+    redirects: POSTER_REDIRECTS
+  }).pipe(Effect.mapError((failure) => new PosterFailure({ message: `fetching the poster failed: ${failure.reason}` })))
   if (answer.status < 200 || answer.status >= 300) {
     return yield* new PosterFailure({ message: `the poster URL answered ${answer.status}` })
   }

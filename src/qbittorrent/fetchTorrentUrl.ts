@@ -11,7 +11,7 @@
  */
 import { Duration, Effect } from "effect"
 import type { IntakeSource } from "../intake/Intake.ts"
-import { Outbound } from "../outbound/Outbound.ts"
+import { fetchPublic, Outbound } from "../outbound/Outbound.ts"
 
 export const MAX_TORRENT_BYTES = 16 * 1024 * 1024
 export const FETCH_TIMEOUT = Duration.seconds(30)
@@ -24,24 +24,12 @@ export const fetchTorrentUrl = (url: string): Effect.Effect<IntakeSource, string
 // ---------------------------------------------------------------------------------------
 
 const fetchFollowing = Effect.fnUntraced(function* (first: string): Effect.fn.Return<IntakeSource, string, Outbound> {
-  if (!URL.canParse(first)) return yield* Effect.fail(`cannot fetch ${shown(first)}: not a URL`)
-  const client = yield* Outbound
-  const answer = yield* client
-    .send({
-      method: "GET",
-      url: new URL(first),
-      headers: { accept: "application/x-bittorrent, */*" },
-      timeoutMs: Duration.toMillis(FETCH_TIMEOUT),
-      maxBytes: MAX_TORRENT_BYTES,
-      redirects: MAX_REDIRECTS
-    })
-    .pipe(
-      Effect.mapError((failure) =>
-        failure.stage === "too-large"
-          ? `${shown(first)} is larger than ${MAX_TORRENT_BYTES / 1024 / 1024} MiB, not a .torrent file`
-          : `cannot fetch ${shown(first)}: ${failure.reason}`
-      )
-    )
+  const answer = yield* fetchPublic(first, {
+    accept: "application/x-bittorrent, */*",
+    timeoutMs: Duration.toMillis(FETCH_TIMEOUT),
+    maxBytes: MAX_TORRENT_BYTES,
+    redirects: MAX_REDIRECTS
+  }).pipe(Effect.mapError((failure) => `cannot fetch ${shown(first)}: ${failure.reason}`))
   const location = answer.headers.location
   if (answer.status >= 300 && answer.status < 400 && location !== undefined) {
     if (/^magnet:/i.test(location)) return { _tag: "Magnet", uri: location }
