@@ -68,7 +68,7 @@ export class Outbound extends Context.Service<
   )
 }
 
-/** A GET of a public URL (a poster, a .torrent link): no credential, its redirects followed. */
+/** A GET of a public URL (a poster, a .torrent link): no header but Accept, its redirects followed. */
 export const fetchPublic = Effect.fnUntraced(function* (
   url: string,
   options: Pick<OutboundRequest, "timeoutMs" | "maxBytes" | "redirects"> & { readonly accept: string }
