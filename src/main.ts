@@ -4,7 +4,8 @@
  *
  * Every command logs through the logger layer (log/logLayer.ts: stderr, text on a TTY,
  * JSON lines otherwise, secrets scrubbed), set up from `[log]` of the configuration when
- * one loads (the configured API key becomes a known secret), from defaults otherwise
+ * one loads (its secrets and the echoable parts of its outbound URLs become known to the
+ * scrubber, log/configSecrets.ts), from defaults otherwise
  * (`emulator`, `--help`, or a broken configuration, which the command itself reports).
  * The configuration is read once: the logger's load is the command's (commandConfig.ts).
  * The global `--log-level` flag overrides the level. Command output (`status`, `config
@@ -30,6 +31,7 @@ import { restoreCommand } from "./cli/restore.ts"
 import { cliConfig, flagArgument, logLevelArgument, root } from "./cli/root.ts"
 import { onceShortcut, runCommand } from "./cli/run.ts"
 import { statusCommand } from "./cli/status.ts"
+import { configSecrets } from "./log/configSecrets.ts"
 import { logLayer } from "./log/logLayer.ts"
 import { storeFailureOf } from "./store/StoreError.ts"
 import { VERSION } from "./version.ts"
@@ -79,15 +81,7 @@ const logging = Layer.unwrap(
           logLayer({
             level: Option.getOrElse(logLevel, () => config.log.level),
             format: config.log.format,
-            scrubber: {
-              secrets: [
-                ...Option.toArray(config.service.api_key),
-                ...Option.toArray(config.sabnzbd.apiKey),
-                ...[config.sonarr, config.radarr, config.lidarr, config.readarr].flatMap((app) =>
-                  app === null ? [] : [app.api_key]
-                )
-              ]
-            }
+            scrubber: configSecrets(config)
           })
       })
     )

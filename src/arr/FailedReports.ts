@@ -24,10 +24,10 @@
  * - Runs only where the intake queue is provided (the daemon with a surface on).
  */
 import { Clock, Effect, Layer, Option, PubSub, Queue } from "effect"
-import { ApiTransport } from "../api/ApiTransport.ts"
 import type { ArrSettings } from "../config/arrSettings.ts"
 import { MirrorEvents } from "../events/MirrorEvents.ts"
 import { Intake } from "../intake/Intake.ts"
+import { Outbound } from "../outbound/Outbound.ts"
 import { backoff, retrying } from "../pacing/retry.ts"
 import { makeArrFailureReportTable } from "../store/arrFailureReportTable.ts"
 import { Database } from "../store/Database.ts"
@@ -80,7 +80,7 @@ export const failedReportsLayer = (config: ArrSettings): Layer.Layer<never, neve
       })
       yield* Effect.forkScoped(Effect.forever(rounds))
     })
-  ).pipe(Layer.provide(ApiTransport.layerNodeHttp))
+  ).pipe(Layer.provide(Outbound.layer))
 }
 
 // ---------------------------------------------------------------------------------------

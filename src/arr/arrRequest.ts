@@ -4,7 +4,7 @@
  * an ArrError in one line (ArrError.ts). The key goes in that header only, to the app's URL.
  */
 import { Effect, Predicate, Redacted, Schema, SchemaIssue } from "effect"
-import { ApiTransport, type WireFailure } from "../api/ApiTransport.ts"
+import { answerText, errorSnippet, Outbound, type OutboundFailure, type OutboundRequest } from "../outbound/Outbound.ts"
 import type { ArrTarget } from "./ArrApp.ts"
 import { ArrError } from "./ArrError.ts"
 import { SystemStatus } from "./arrSchemas.ts"
@@ -24,23 +24,22 @@ export const arrRequest = <S extends Schema.Decoder<unknown>>(
   target: ArrTarget,
   call: ArrCall,
   schema: S
-): Effect.Effect<S["Type"], ArrError, ApiTransport> =>
+): Effect.Effect<S["Type"], ArrError, Outbound> =>
   Effect.gen(function* () {
-    const wire = yield* ApiTransport
+    const client = yield* Outbound
     const { app, settings } = target
     const url = new URL(`${settings.url}${app.apiBase}${call.path}`)
     for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.set(name, value)
     const what = `${call.method} ${app.apiBase}${call.path}`
-    const answer = yield* wire
-      .exchange({
-        method: call.method,
-        url,
-        headers: { "x-api-key": Redacted.value(settings.api_key), accept: "application/json" },
-        body: undefined,
-        timeoutMs: ARR_TIMEOUT_MS,
-        maxBytes: MAX_ANSWER_BYTES
-      })
-      .pipe(Effect.mapError((failure) => unreachable(target, failure)))
+    const request: OutboundRequest = {
+      method: call.method,
+      url,
+      headers: { "x-api-key": Redacted.value(settings.api_key), accept: "application/json" },
+      timeoutMs: ARR_TIMEOUT_MS,
+      maxBytes: MAX_ANSWER_BYTES
+    }
+    const answer = yield* client.send(request).pipe(Effect.mapError((failure) => unreachable(target, failure)))
+    const text = answerText(answer)
     if (answer.status === 401 || answer.status === 403) {
       return yield* new ArrError({
         reason: "refused",
@@ -59,16 +58,16 @@ export const arrRequest = <S extends Schema.Decoder<unknown>>(
     if (answer.status < 200 || answer.status >= 300) {
       return yield* new ArrError({
         reason: "protocol",
-        problem: `${app.name} answered HTTP ${answer.status} to ${what}${snippet(answer.text)}`
+        problem: `${app.name} answered HTTP ${answer.status} to ${what}${errorSnippet(request, answer)}`
       })
     }
     const notDocumented = (detail: string) =>
       new ArrError({ reason: "protocol", problem: `${app.name}'s answer to ${what} ${detail}` })
     let json: unknown
     try {
-      json = answer.text === "" ? {} : JSON.parse(answer.text)
+      json = text === "" ? {} : JSON.parse(text)
     } catch {
-      return yield* notDocumented(`is not JSON${snippet(answer.text)}`)
+      return yield* notDocumented(`is not JSON${errorSnippet(request, answer)}`)
     }
     return yield* Schema.decodeUnknownEffect(schema)(json).pipe(
       Effect.mapError((e) => notDocumented(undocumented(e.issue)))
@@ -80,7 +79,7 @@ export const arrRequest = <S extends Schema.Decoder<unknown>>(
  * SystemController.cs `GetStatus`). A URL that is not the app's API (a 404 there, an HTML
  * page, another app) is `refused`: the configuration must change.
  */
-export const checkStatus = (target: ArrTarget): Effect.Effect<SystemStatus, ArrError, ApiTransport> => {
+export const checkStatus = (target: ArrTarget): Effect.Effect<SystemStatus, ArrError, Outbound> => {
   const { app, settings } = target
   const notTheApi = (detail: string) =>
     new ArrError({
@@ -101,10 +100,9 @@ export const checkStatus = (target: ArrTarget): Effect.Effect<SystemStatus, ArrE
 
 // ---------------------------------------------------------------------------------------
 
-const unreachable = (target: ArrTarget, failure: WireFailure): ArrError => {
+const unreachable = (target: ArrTarget, failure: OutboundFailure): ArrError => {
   const { app, settings } = target
-  const cause = failure.cause
-  const code = cause instanceof Error && "code" in cause ? String(cause.code) : undefined
+  const code = failure.code
   const why =
     failure.stage === "timeout"
       ? `no answer within ${ARR_TIMEOUT_MS / 1000} s`
@@ -131,9 +129,3 @@ const undocumented = (issue: SchemaIssue.Issue): string => {
 }
 
 const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
-
-/** The start of an error answer, on one line. */
-const snippet = (text: string): string => {
-  const line = text.replace(/\s+/g, " ").trim().slice(0, 200)
-  return line === "" ? "" : `: ${line}`
-}

@@ -5,8 +5,8 @@
  * Categories: the qBittorrent surface's (when the intake queue is there), and `sabnzbd.categories`.
  */
 import { Effect, Layer, Option } from "effect"
-import { ApiTransport } from "../api/ApiTransport.ts"
 import { Intake } from "../intake/Intake.ts"
+import { Outbound } from "../outbound/Outbound.ts"
 import { configuredApps } from "./ArrApp.ts"
 import { type DoctorConfig, runDoctor } from "./runDoctor.ts"
 
@@ -25,5 +25,5 @@ export const doctorAtStartLayer = (config: DoctorConfig): Layer.Layer<never> => 
       })
       yield* Effect.forkScoped(doctor)
     })
-  ).pipe(Layer.provide(ApiTransport.layerNodeHttp))
+  ).pipe(Layer.provide(Outbound.layer))
 }

@@ -9,7 +9,7 @@
  * app see the probe.
  */
 import { Effect } from "effect"
-import type { ApiTransport } from "../api/ApiTransport.ts"
+import type { Outbound } from "../outbound/Outbound.ts"
 import type { PathMap } from "../paths/pathMap.ts"
 import type { ArrTarget } from "./ArrApp.ts"
 import type { ArrError } from "./ArrError.ts"
@@ -44,7 +44,7 @@ export const findAppView = Effect.fnUntraced(function* (
   target: ArrTarget,
   site: ProbeSite,
   knownFolders: ReadonlyArray<string>
-): Effect.fn.Return<AppView | undefined, ArrError, ApiTransport> {
+): Effect.fn.Return<AppView | undefined, ArrError, Outbound> {
   // The known folders and their parents, then the top-level folders: a container's volumes
   // are mostly there (/data, /downloads).
   const top = yield* arrRequest(target, { method: "GET", path: "/filesystem", query: { path: "/" } }, FileSystemListing)

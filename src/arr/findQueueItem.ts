@@ -6,7 +6,7 @@
  * QBittorrent/QBittorrent.cs); ids are compared without regard to case.
  */
 import { Effect } from "effect"
-import type { ApiTransport } from "../api/ApiTransport.ts"
+import type { Outbound } from "../outbound/Outbound.ts"
 import type { ArrTarget } from "./ArrApp.ts"
 import type { ArrError } from "./ArrError.ts"
 import { arrRequest } from "./arrRequest.ts"
@@ -19,7 +19,7 @@ const MAX_PAGES = 500
 export const findQueueItem = Effect.fnUntraced(function* (
   target: ArrTarget,
   downloadId: string
-): Effect.fn.Return<QueueRecord | undefined, ArrError, ApiTransport> {
+): Effect.fn.Return<QueueRecord | undefined, ArrError, Outbound> {
   const wanted = downloadId.toUpperCase()
   for (let page = 1; page <= MAX_PAGES; page++) {
     const answer = yield* arrRequest(

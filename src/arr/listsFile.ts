@@ -6,7 +6,7 @@
  * cannot read or that does not exist).
  */
 import { Effect } from "effect"
-import type { ApiTransport } from "../api/ApiTransport.ts"
+import type { Outbound } from "../outbound/Outbound.ts"
 import type { ArrTarget } from "./ArrApp.ts"
 import type { ArrError } from "./ArrError.ts"
 import { asFolder } from "./appPaths.ts"
@@ -17,7 +17,7 @@ export const listsFile = (
   target: ArrTarget,
   folder: string,
   name: string
-): Effect.Effect<boolean, ArrError, ApiTransport> =>
+): Effect.Effect<boolean, ArrError, Outbound> =>
   arrRequest(
     target,
     { method: "GET", path: "/filesystem", query: { path: asFolder(folder), includeFiles: "true" } },

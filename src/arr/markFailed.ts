@@ -11,7 +11,7 @@
  * release has nothing worth keeping, and its tombstone keeps it from coming back.
  */
 import { Effect, Schema } from "effect"
-import type { ApiTransport } from "../api/ApiTransport.ts"
+import type { Outbound } from "../outbound/Outbound.ts"
 import type { ArrTarget } from "./ArrApp.ts"
 import type { ArrError } from "./ArrError.ts"
 import { arrRequest } from "./arrRequest.ts"
@@ -23,7 +23,7 @@ export const MARK_FAILED_QUERY = {
   changeCategory: "false"
 } as const
 
-export const markFailed = (target: ArrTarget, queueId: number): Effect.Effect<void, ArrError, ApiTransport> =>
+export const markFailed = (target: ArrTarget, queueId: number): Effect.Effect<void, ArrError, Outbound> =>
   Effect.asVoid(
     arrRequest(target, { method: "DELETE", path: `/queue/${queueId}`, query: MARK_FAILED_QUERY }, Schema.Unknown)
   )

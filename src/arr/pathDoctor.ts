@@ -18,7 +18,7 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Effect, Random, type Scope } from "effect"
-import type { ApiTransport } from "../api/ApiTransport.ts"
+import type { Outbound } from "../outbound/Outbound.ts"
 import { type PathMap, toAppPath } from "../paths/pathMap.ts"
 import type { ArrTarget } from "./ArrApp.ts"
 import type { ArrError } from "./ArrError.ts"
@@ -63,7 +63,7 @@ export const checkAppPaths = (
   target: ArrTarget,
   root: string,
   categories: ReadonlyArray<string>
-): Effect.Effect<AppVerdict, never, ApiTransport> =>
+): Effect.Effect<AppVerdict, never, Outbound> =>
   checkApp(target, root, categories).pipe(
     Effect.catchTag("ArrError", (error): Effect.Effect<AppVerdict> => Effect.succeed({ _tag: "Failed", target, error }))
   )
@@ -74,7 +74,7 @@ const checkApp = Effect.fnUntraced(function* (
   target: ArrTarget,
   root: string,
   categories: ReadonlyArray<string>
-): Effect.fn.Return<AppVerdict, ArrError, ApiTransport> {
+): Effect.fn.Return<AppVerdict, ArrError, Outbound> {
   const status = yield* checkStatus(target)
   const clients = yield* arrRequest(target, { method: "GET", path: "/downloadclient" }, DownloadClients)
   const mappings = yield* arrRequest(target, { method: "GET", path: "/remotepathmapping" }, RemotePathMappings)
@@ -91,7 +91,7 @@ const checkCategory = Effect.fnUntraced(function* (
   root: string,
   category: string,
   mappings: typeof RemotePathMappings.Type
-): Effect.fn.Return<CategoryVerdict, ArrError, ApiTransport | Scope.Scope> {
+): Effect.fn.Return<CategoryVerdict, ArrError, Outbound | Scope.Scope> {
   const folder = category === "" ? root : NodePath.join(root, ...category.split("/"))
   const token = Math.floor((yield* Random.next) * 0x100000000)
     .toString(16)

@@ -1,8 +1,8 @@
 /** The path doctor over every configured app (pathDoctor.ts), summed up (doctorReport.ts). */
 import { Effect } from "effect"
-import type { ApiTransport } from "../api/ApiTransport.ts"
 import type { ArrSettings } from "../config/arrSettings.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
+import type { Outbound } from "../outbound/Outbound.ts"
 import { configuredApps } from "./ArrApp.ts"
 import { type DoctorReport, doctorReport, type PathSurface } from "./doctorReport.ts"
 import { checkAppPaths } from "./pathDoctor.ts"
@@ -15,7 +15,7 @@ export type DoctorConfig = ArrSettings &
 export const runDoctor = (
   config: DoctorConfig,
   categories: ReadonlyArray<string>
-): Effect.Effect<DoctorReport, never, ApiTransport> =>
+): Effect.Effect<DoctorReport, never, Outbound> =>
   Effect.map(
     Effect.forEach(configuredApps(config), (target) => checkAppPaths(target, config.mirror.root, categories)),
     (verdicts) => doctorReport(verdicts, pathSurfaces(config))

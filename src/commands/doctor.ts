@@ -3,11 +3,11 @@
  * sees the files dlsync reports at the paths it reports them; prints OK or the `path_map` fix.
  */
 import { Console, Effect, Schema } from "effect"
-import { ApiTransport } from "../api/ApiTransport.ts"
 import { configuredApps } from "../arr/ArrApp.ts"
 import { runDoctor } from "../arr/runDoctor.ts"
 import { commandConfig } from "../cli/commandConfig.ts"
 import { ConfigError, configError } from "../config/ConfigError.ts"
+import { Outbound } from "../outbound/Outbound.ts"
 
 /** An app did not answer: try again once it runs (exit 75). */
 export class AppUnreachable extends Schema.TaggedError<AppUnreachable>()("AppUnreachable", {
@@ -34,7 +34,7 @@ export const doctor = Effect.fn("doctor")(function* () {
       config.file ?? "environment"
     )
   }
-  const report = yield* runDoctor(config, config.sabnzbd.categories).pipe(Effect.provide(ApiTransport.layerNodeHttp))
+  const report = yield* runDoctor(config, config.sabnzbd.categories).pipe(Effect.provide(Outbound.layer))
   for (const line of report.lines) yield* Console.log(line.text)
   const config78 = report.problems.filter((p) => p.outcome === "config")
   const unreachable = report.problems.filter((p) => p.outcome === "unreachable")

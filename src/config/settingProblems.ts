@@ -6,6 +6,7 @@
  * nothing and exits 0.
  */
 import * as NodePath from "node:path"
+import { isBelow } from "../fs/containment.ts"
 import { formatDuration } from "./units.ts"
 
 /** A problem with one key; the loader adds where the key was set. */
@@ -103,7 +104,4 @@ export const patternProblem = (pattern: string): string | undefined => {
   return undefined
 }
 
-const isSameOrInside = (path: string, dir: string): boolean => {
-  const rel = NodePath.relative(dir, path)
-  return rel === "" || (!rel.startsWith("..") && !NodePath.isAbsolute(rel))
-}
+const isSameOrInside = (path: string, dir: string): boolean => NodePath.relative(dir, path) === "" || isBelow(dir, path)

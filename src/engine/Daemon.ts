@@ -12,7 +12,7 @@
  *            wait ─┬─ poll interval (jittered)
  *                  ├─ SIGHUP / SIGUSR1 (poll now)
  *                  ├─ a verified webhook delivery (PollRequests: poll now, the feed decides)
- *                  └─ a change under the root (chokidar, settled 2 s)
+ *                  └─ a change under the root (fs/watchFolder.ts, settled 2 s)
  *                         │
  *                         ▼
  *            catch up (one request when idle; in listing mode a full listing as often as its
@@ -54,13 +54,13 @@
  *   depth (API requests and retries are counted by the client, see layers/daemon.ts).
  */
 
-import { watch } from "chokidar"
 import { Clock, Effect, Queue, Random, Schedule } from "effect"
 import { type ApiError, isAuthProblem, isTransient } from "../api/ApiError.ts"
 import { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { isLoginRequired } from "../auth/AuthError.ts"
 import { RemoteCleanup } from "../cleanup/RemoteCleanup.ts"
 import { PollRequests } from "../events/PollRequests.ts"
+import { watchFolder } from "../fs/watchFolder.ts"
 import { IntakeRunner } from "../intake/IntakeRunner.ts"
 import { Metrics, type MetricsShape } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
@@ -127,27 +127,20 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const requests = yield* PollRequests
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(requests.next, Queue.offer(wake, "webhook"))))
   let localChanged = false
-  yield* Effect.acquireRelease(
+  const rootWatch = yield* watchFolder({
+    folder: settings.root,
+    what: "the mirror root",
+    whenFailing: "what changes under it is seen only by a pass run for another reason (SIGHUP runs one)",
+    ignored: (path) => path.startsWith(`${settings.root}/${DLSYNC_DIR}`),
+    settleMs: SETTLE_MS
+  })
+  const localChange = Effect.andThen(
     Effect.sync(() => {
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const watcher = watch(settings.root, {
-        ignoreInitial: true,
-        ignored: (path: string) => path.startsWith(`${settings.root}/${DLSYNC_DIR}`)
-      })
-      watcher.on("all", () => {
-        localChanged = true
-        if (timer !== undefined) clearTimeout(timer)
-        timer = setTimeout(() => Queue.offerUnsafe(wake, "local"), SETTLE_MS)
-      })
-      watcher.on("error", () => undefined)
-      return { watcher, clear: () => timer !== undefined && clearTimeout(timer) }
+      localChanged = true
     }),
-    ({ watcher, clear }) =>
-      Effect.promise(() => {
-        clear()
-        return watcher.close()
-      })
+    Queue.offer(wake, "local")
   )
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Queue.take(rootWatch.changes), localChange)))
 
   /** A catch-up succeeded: the service accepted the credential and the feed is at its head. */
   const caughtUp = Effect.all([readiness.setSignedIn(true), readiness.feedPolled, metrics.feedCaughtUp], {

@@ -11,11 +11,16 @@
  * - argv, no shell; the facts are in `DLSYNC_*` variables (hookInput.ts), never dlsync's own
  *   `DLSYNC_*` settings, which may hold secrets.
  * - Each run's exit status and (bounded) output go to the log.
- * - At shutdown (also the end of `run --once`) the hooks already owed still run, for at most
- *   HOOKS_DRAIN_TIMEOUT; those still running then are killed.
+ * - A hook holds its slot until its own process exits (runHook.ts): what it left running is
+ *   ended then, and past its timeout its whole process group is.
+ * - At the end of `run --once` (the scope closes without interruption) the hooks already owed
+ *   still run, for at most HOOKS_DRAIN_TIMEOUT; those still running then are ended.
+ * - At shutdown (SIGTERM/SIGINT: the scope closes interrupted) the stop budget is seconds: the
+ *   hooks running are ended at once (their groups: SIGTERM, SIGKILL after the grace) and the
+ *   owed ones are not started; one line says how many of each.
  */
 import * as NodePath from "node:path"
-import { Cause, Duration, Effect, Fiber, Layer, PubSub, Queue } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Layer, PubSub, Queue } from "effect"
 import type { HookSettings } from "../config/afterLandingSettings.ts"
 import { formatDuration } from "../config/units.ts"
 import type { MirrorEvent } from "../events/MirrorEvent.ts"
@@ -56,9 +61,13 @@ export const hooksLayer = (
           if (dropped % 100 === 1) yield* Effect.logWarning(`hooks: ${dropped} runs dropped so far (hooks are behind)`)
         }
       })
+      let running = 0
       const runJob = Effect.fnUntraced(function* ({ hook, event }: Job) {
         const input = hookInput(event, root, parentEnv)
-        const outcome = yield* runHook({ argv: hook.command, ...input, timeoutMs: hook.timeout })
+        running += 1
+        const outcome = yield* runHook({ argv: hook.command, ...input, timeoutMs: hook.timeout }).pipe(
+          Effect.ensuring(Effect.sync(() => (running -= 1)))
+        )
         yield* logOutcome(hook, outcome)
       })
       const work = Effect.forever(Effect.flatMap(Queue.take(jobs), runJob)).pipe(
@@ -66,14 +75,25 @@ export const hooksLayer = (
       )
       const workers = yield* Effect.forEach(Array.from({ length: HOOK_CONCURRENCY }), () => Effect.forkDetach(work))
       const taking = yield* Effect.forkDetach(Effect.forever(Effect.flatMap(PubSub.take(subscription), enqueue)))
-      yield* Effect.addFinalizer(() =>
+      yield* Effect.addFinalizer((exit) =>
         Effect.gen(function* () {
           yield* Fiber.interrupt(taking)
+          if (Exit.hasInterrupts(exit)) {
+            const owed = yield* Queue.size(jobs)
+            const stopped = running
+            yield* Fiber.interruptAll(workers)
+            if (stopped + owed > 0) {
+              yield* Effect.logWarning(`shutdown: ${stopped} running hooks stopped, ${owed} owed not run`)
+            }
+            return
+          }
           for (const event of yield* PubSub.takeUpTo(subscription, Number.POSITIVE_INFINITY)) yield* enqueue(event)
           yield* Queue.end(jobs)
           const done = yield* Effect.timeoutOption(Fiber.awaitAll(workers), HOOKS_DRAIN_TIMEOUT)
           if (done._tag === "None") {
-            yield* Effect.logWarning("shutdown: hooks still running after 1 minute were killed")
+            yield* Effect.logWarning(
+              `hooks: ${running} still running after ${Duration.format(HOOKS_DRAIN_TIMEOUT)} stopped`
+            )
             yield* Fiber.interruptAll(workers)
           }
         })
@@ -94,7 +114,9 @@ const logOutcome = (hook: HookSettings, outcome: HookOutcome): Effect.Effect<voi
   if (outcome.timedOut) {
     return Effect.logWarning(`${name}: timed out after ${formatDuration(hook.timeout)}: killed${output}`)
   }
-  if (outcome.code === 0) return Effect.logInfo(`${name}: exit 0 (${took})${output}`)
+  // A hook's run ends with its own process; to outlive it, a program must start a session of its own (setsid).
+  const left = outcome.leftovers ? "; it left processes running, ended" : ""
+  if (outcome.code === 0) return Effect.logInfo(`${name}: exit 0 (${took})${left}${output}`)
   const how = outcome.code === null ? `killed by ${outcome.signal}` : `exit ${outcome.code}`
-  return Effect.logWarning(`${name}: ${how} (${took})${output}`)
+  return Effect.logWarning(`${name}: ${how} (${took})${left}${output}`)
 }

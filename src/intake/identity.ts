@@ -12,6 +12,11 @@
  *   scheme and host, default port dropped, no fragment). Name: its last path segment.
  *
  * Pure: no I/O. A source that cannot be read is an `invalid` IntakeError naming the problem.
+ *
+ * Every surface hands its releases in through here, so the caps below hold for all of them:
+ * a name over MAX_NAME_BYTES, a magnet over MAX_MAGNET_LENGTH or with over MAX_TRACKERS
+ * trackers, a URL over MAX_URL_LENGTH is refused, and a refusal quotes at most QUOTED
+ * characters of what it was given: what an add logs stays a line.
  */
 import { createHash } from "node:crypto"
 import { magnetDecode } from "@ctrl/magnet-link"
@@ -27,7 +32,45 @@ export interface Identified {
   readonly infoHash: string | null
 }
 
+/**
+ * A release name becomes a folder or file name, which file systems cap at 255 bytes
+ * (NAME_MAX), and scene rules cap release names at 255 characters; 1024 bytes leaves room
+ * for names in scripts of three or four bytes a character.
+ */
+export const MAX_NAME_BYTES = 1024
+
+/**
+ * A real magnet is its hash, its name and its trackers: well under 16 KiB with the 200
+ * trackers of the longest public tracker lists.
+ */
+export const MAX_MAGNET_LENGTH = 64 * 1024
+
+/** The longest public tracker lists hold about 100 to 200; libtorrent announces to them all. */
+export const MAX_TRACKERS = 500
+
+/** Web servers refuse request lines over 8 KiB (nginx, Apache's LimitRequestLine): no longer URL can be fetched. */
+export const MAX_URL_LENGTH = 8 * 1024
+
 export const identify = (source: IntakeSource): Result.Result<Identified, IntakeError> => {
+  const identified = identifySource(source)
+  if (Result.isFailure(identified)) return identified
+  const bytes = Buffer.byteLength(identified.success.name, "utf8")
+  return bytes > MAX_NAME_BYTES
+    ? invalid(`the name ${quoted(identified.success.name)} is longer than ${MAX_NAME_BYTES} bytes (${bytes})`)
+    : identified
+}
+
+/** `btih:<hex>` for a 40-hex info-hash. */
+export const btihId = (hex: string): IntakeId => IntakeId.make(`btih:${hex.toLowerCase()}`)
+
+// ---------------------------------------------------------------------------------------
+
+const HEX40 = /^[0-9a-f]{40}$/
+
+/** Characters of a refused input quoted in its problem. */
+const QUOTED = 80
+
+const identifySource = (source: IntakeSource): Result.Result<Identified, IntakeError> => {
   switch (source._tag) {
     case "Magnet":
       return identifyMagnet(source.uri)
@@ -40,16 +83,12 @@ export const identify = (source: IntakeSource): Result.Result<Identified, Intake
   }
 }
 
-/** `btih:<hex>` for a 40-hex info-hash. */
-export const btihId = (hex: string): IntakeId => IntakeId.make(`btih:${hex.toLowerCase()}`)
-
-// ---------------------------------------------------------------------------------------
-
-const HEX40 = /^[0-9a-f]{40}$/
-
 const invalid = (problem: string) => Result.fail(new IntakeError({ reason: "invalid", problem }))
 
 const identifyMagnet = (uri: string): Result.Result<Identified, IntakeError> => {
+  if (uri.length > MAX_MAGNET_LENGTH) {
+    return invalid(`the magnet link is longer than ${MAX_MAGNET_LENGTH} characters (${uri.length})`)
+  }
   if (!/^magnet:\?/i.test(uri.trim())) return invalid("not a magnet link (it must start with magnet:?)")
   let parsed: ReturnType<typeof magnetDecode>
   try {
@@ -68,6 +107,8 @@ const identifyMagnet = (uri: string): Result.Result<Identified, IntakeError> => 
   if (hex === undefined) {
     return invalid("not a magnet link: it has no xt=urn:btih: (40 hex or 32 base32) or xt=urn:btmh:1220 info-hash")
   }
+  const trackers = typeof parsed.tr === "string" ? 1 : (parsed.tr?.length ?? 0)
+  if (trackers > MAX_TRACKERS) return invalid(`the magnet link names more than ${MAX_TRACKERS} trackers (${trackers})`)
   const dn = first(parsed.dn)?.trim()
   return Result.succeed({ id: btihId(hex), name: dn !== undefined && dn !== "" ? dn : hex, infoHash: hex })
 }
@@ -103,9 +144,12 @@ const identifyNzb = (fileName: string, content: Uint8Array): Result.Result<Ident
 
 const identifyUrl = (text: string): Result.Result<Identified, IntakeError> => {
   const trimmed = text.trim()
-  if (!URL.canParse(trimmed)) return invalid(`not a URL: ${trimmed}`)
+  if (trimmed.length > MAX_URL_LENGTH) {
+    return invalid(`the URL ${quoted(trimmed)} is longer than ${MAX_URL_LENGTH} characters (${trimmed.length})`)
+  }
+  if (!URL.canParse(trimmed)) return invalid(`not a URL: ${quoted(trimmed)}`)
   const url = new URL(trimmed)
-  if (url.protocol !== "http:" && url.protocol !== "https:") return invalid(`not an http(s) URL: ${trimmed}`)
+  if (url.protocol !== "http:" && url.protocol !== "https:") return invalid(`not an http(s) URL: ${quoted(trimmed)}`)
   url.hash = ""
   const normalized = url.href
   const segment = url.pathname
@@ -118,6 +162,9 @@ const identifyUrl = (text: string): Result.Result<Identified, IntakeError> => {
     infoHash: null
   })
 }
+
+/** The start of a refused input, for its problem. */
+const quoted = (text: string): string => (text.length > QUOTED ? `${text.slice(0, QUOTED)}…` : text)
 
 const first = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
   typeof value === "string" ? value : value?.[0]

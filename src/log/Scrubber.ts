@@ -13,14 +13,16 @@
  * - the query string and fragment of a URL, unless every parameter is a known harmless
  *   API parameter (a signed CDN link carries its signature there), and user:password@;
  * - literal secret values registered at construction (the configured API key, whatever
- *   its prefix).
+ *   its prefix), and the parts of the outbound URLs registered that a receiver may echo
+ *   (urlSecrets.ts: an ntfy topic, a Discord webhook token, a key in a query).
  * Values are also made JSON-safe: cycles, depth beyond 8, bigints and functions are
  * rendered as short text, so a log line can always be written.
  *
- * Known limit: a secret with no prefix, outside a known field and not registered (e.g. a
- * token embedded in a URL path) cannot be recognized. Code must keep secrets `Redacted`.
+ * Known limit: a secret with no prefix, outside a known field and not registered cannot be
+ * recognized, nor one shorter than MIN_LITERAL_LENGTH. Code must keep secrets `Redacted`.
  */
 import { Predicate, Redacted } from "effect"
+import { urlSecrets } from "./urlSecrets.ts"
 
 export const REDACTED = "<redacted>"
 
@@ -32,8 +34,13 @@ export interface Scrubber {
 export interface ScrubberOptions {
   /** Prefixes of the service's API keys (the emulator's `dls_` is always included). */
   readonly keyPrefixes?: ReadonlyArray<string>
-  /** Secret values known at start (e.g. the configured API key), scrubbed wherever they appear. */
+  /**
+   * Secret values known at start (e.g. the configured API key), scrubbed wherever they
+   * appear; one that is a URL is a secret whole, its whole path included (urlSecrets.ts).
+   */
   readonly secrets?: ReadonlyArray<Redacted.Redacted<string>>
+  /** Outbound URLs known at start: the parts of them a receiver may echo (urlSecrets.ts). */
+  readonly urls?: ReadonlyArray<string>
 }
 
 export const makeScrubber = (options: ScrubberOptions = {}): Scrubber => {
@@ -42,9 +49,15 @@ export const makeScrubber = (options: ScrubberOptions = {}): Scrubber => {
     `(?<![A-Za-z0-9])(${prefixes.map(escapeRegExp).join("|")})[A-Za-z0-9_\\-+/=.]{4,}`,
     "g"
   )
+  const secrets = (options.secrets ?? []).map((s) => Redacted.value(s))
   // Longest first, so a secret that contains another is replaced whole.
-  const literals = (options.secrets ?? [])
-    .map((s) => Redacted.value(s))
+  const literals = [
+    ...new Set([
+      ...secrets,
+      ...secrets.flatMap((s) => urlSecrets(s, { wholePath: true })),
+      ...(options.urls ?? []).flatMap((u) => urlSecrets(u, { wholePath: false }))
+    ])
+  ]
     .filter((s) => s.length >= MIN_LITERAL_LENGTH)
     .sort((a, b) => b.length - a.length)
 

@@ -12,6 +12,9 @@
  *   (`status --json`, `config check`).
  * - Every message, annotation and cause passes through the Scrubber, so no secret
  *   reaches a line at any level.
+ * - No control character written by others (a release name's `ESC[31m`, a server's answer)
+ *   reaches the terminal: in text lines C0 (but the tab), DEL and C1 are written as `\xHH`
+ *   (`\n`, `\r`), in JSON lines as `\u00HH`. A line break is only ever the cause's own.
  *
  * Annotate with the shared vocabulary: `Effect.annotateLogs({ fileId, path })`,
  * `{ requestId }`, `{ attempt }`.
@@ -166,17 +169,23 @@ const jsonLine = (entry: Entry): string => {
   }
   if (entry.spans.length > 0) record.spans = Object.fromEntries(entry.spans)
   if (entry.cause !== undefined) record.cause = entry.cause
-  return safeStringify(record)
+  // JSON.stringify escapes C0; DEL and C1 are valid JSON as they are, but not on a terminal.
+  return safeStringify(record).replace(DEL_AND_C1, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 }
 
 const textLine = (entry: Entry, colors: boolean): string => {
   const paint = (code: string, text: string) => (colors && code !== "" ? `\x1b[${code}m${text}\x1b[0m` : text)
   const time = paint("90", clockTime(entry.date))
   const level = paint(COLORS[entry.level], entry.level.toUpperCase().padEnd(5))
-  let line = `${time} ${level} ${oneLine(entry.message)}`
-  for (const [key, value] of entry.fields) line += ` ${paint("2", `${key}=`)}${textValue(value)}`
-  for (const [label, millis] of entry.spans) line += ` ${paint("2", `${label}=`)}${millis}ms`
-  if (entry.cause !== undefined) line += `\n${entry.cause.replace(/^/gm, "    ")}`
+  let line = `${time} ${level} ${escapeControls(entry.message)}`
+  for (const [key, value] of entry.fields) line += ` ${paint("2", `${escapeControls(key)}=`)}${textValue(value)}`
+  for (const [label, millis] of entry.spans) line += ` ${paint("2", `${escapeControls(label)}=`)}${millis}ms`
+  if (entry.cause !== undefined) {
+    line += `\n${entry.cause
+      .split(/\r?\n/)
+      .map((l) => `    ${escapeControls(l)}`)
+      .join("\n")}`
+  }
   return line
 }
 
@@ -185,12 +194,24 @@ const clockTime = (date: Date): string =>
 
 const pad = (n: number) => String(n).padStart(2, "0")
 
-/** A message on one line: a newline inside a message must not forge a second entry. */
-const oneLine = (text: string): string => text.replace(/\r?\n/g, "\\n")
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
+const CONTROLS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g
+
+const DEL_AND_C1 = /[\u007f-\u009f]/g
+
+/**
+ * Text on one line and inert on a terminal: a newline must not forge a second entry, an escape
+ * sequence must not recolor, retitle or clear the reader's terminal. The tab stays.
+ */
+const escapeControls = (text: string): string =>
+  text.replace(CONTROLS, (c) =>
+    c === "\n" ? "\\n" : c === "\r" ? "\\r" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`
+  )
 
 const textValue = (value: unknown): string => {
-  if (typeof value === "string") return /^[^\s"=\\]+$/.test(value) ? value : JSON.stringify(value)
-  return safeStringify(value)
+  if (typeof value === "string" && /^[^\s"=\\]+$/.test(value) && escapeControls(value) === value) return value
+  // JSON escapes C0; DEL and C1 are escaped after it.
+  return escapeControls(typeof value === "string" ? JSON.stringify(value) : safeStringify(value))
 }
 
 const safeStringify = (value: unknown): string => {

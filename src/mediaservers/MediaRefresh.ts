@@ -14,9 +14,9 @@
  * - Tokens are Redacted in the configuration and sent only in headers to the server's URL.
  */
 import { Effect, Layer } from "effect"
-import { ApiTransport } from "../api/ApiTransport.ts"
 import type { AfterLandingSettings } from "../config/afterLandingSettings.ts"
 import { batchEvents } from "../events/eventBatches.ts"
+import { Outbound } from "../outbound/Outbound.ts"
 import { retryDelivery } from "../outbound/retryDelivery.ts"
 import { jellyfinRefresh } from "./jellyfin.ts"
 import { plexRefresh } from "./plex.ts"
@@ -50,5 +50,5 @@ export const mediaRefreshLayer = (
       )
     }
   })
-  return Layer.effectDiscard(refresh).pipe(Layer.provide(ApiTransport.layerNodeHttp))
+  return Layer.effectDiscard(refresh).pipe(Layer.provide(Outbound.layer))
 }

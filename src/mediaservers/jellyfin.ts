@@ -5,8 +5,8 @@
  * Emby reads; never in a URL or a log line.
  */
 import { Effect, Redacted } from "effect"
-import type { ApiTransport } from "../api/ApiTransport.ts"
 import type { MediaServerSettings } from "../config/afterLandingSettings.ts"
+import type { Outbound } from "../outbound/Outbound.ts"
 import { type DeliveryFailed, exchangeOk } from "../outbound/retryDelivery.ts"
 import { toAppPath } from "../paths/pathMap.ts"
 import type { FolderUpdate } from "./refreshFolders.ts"
@@ -14,7 +14,7 @@ import type { FolderUpdate } from "./refreshFolders.ts"
 export const jellyfinRefresh = (
   settings: MediaServerSettings,
   updates: ReadonlyArray<FolderUpdate>
-): Effect.Effect<void, DeliveryFailed, ApiTransport> => {
+): Effect.Effect<void, DeliveryFailed, Outbound> => {
   const token = Redacted.value(settings.token)
   const body = {
     Updates: updates.map((u) => ({ Path: toAppPath(settings.path_map, u.folder), UpdateType: u.type }))

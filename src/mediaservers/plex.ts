@@ -6,8 +6,8 @@
  * The token goes in the `X-Plex-Token` header, never in a URL or a log line.
  */
 import { Effect, Option, Redacted, Schema } from "effect"
-import type { ApiTransport } from "../api/ApiTransport.ts"
 import type { MediaServerSettings } from "../config/afterLandingSettings.ts"
+import { answerText, type Outbound } from "../outbound/Outbound.ts"
 import { DeliveryFailed, exchangeOk } from "../outbound/retryDelivery.ts"
 import { toAppPath } from "../paths/pathMap.ts"
 import type { FolderUpdate } from "./refreshFolders.ts"
@@ -36,15 +36,14 @@ export interface PlexSection {
 export const plexRefresh = Effect.fnUntraced(function* (
   settings: MediaServerSettings,
   updates: ReadonlyArray<FolderUpdate>
-): Effect.fn.Return<void, DeliveryFailed, ApiTransport> {
+): Effect.fn.Return<void, DeliveryFailed, Outbound> {
   const headers = { accept: "application/json", "x-plex-token": Redacted.value(settings.token) }
   const answer = yield* exchangeOk({
     method: "GET",
     url: new URL(`${settings.url}/library/sections`),
-    headers,
-    body: undefined
+    headers
   })
-  const sections = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Sections))(answer.text).pipe(
+  const sections = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Sections))(answerText(answer)).pipe(
     Effect.mapError(() => new DeliveryFailed({ reason: "/library/sections did not answer the expected JSON" }))
   )
   const known: ReadonlyArray<PlexSection> = (sections.MediaContainer.Directory ?? []).map((d) => ({
@@ -60,7 +59,7 @@ export const plexRefresh = Effect.fnUntraced(function* (
     }
     const url = new URL(`${settings.url}/library/sections/${encodeURIComponent(section.value.key)}/refresh`)
     url.searchParams.set("path", folder)
-    yield* exchangeOk({ method: "GET", url, headers, body: undefined })
+    yield* exchangeOk({ method: "GET", url, headers })
   }
 })
 

@@ -13,11 +13,11 @@
  *   few.
  */
 import { Effect, Layer, Redacted } from "effect"
-import { ApiTransport } from "../api/ApiTransport.ts"
 import type { NotifySettings } from "../config/afterLandingSettings.ts"
 import { notifyTarget } from "../domain/notifyTarget.ts"
 import { batchEvents } from "../events/eventBatches.ts"
 import { levelOf, type MirrorEvent } from "../events/MirrorEvent.ts"
+import { Outbound } from "../outbound/Outbound.ts"
 import { retryDelivery } from "../outbound/retryDelivery.ts"
 import { atLeast, notifyMessage } from "./notifyMessage.ts"
 import { notificationAttempt } from "./sendNotification.ts"
@@ -47,7 +47,5 @@ export const notifyLayer = (targets: ReadonlyArray<NotifySettings>): Layer.Layer
         })
     })
   }
-  return Layer.effectDiscard(Effect.forEach(targets, one, { discard: true })).pipe(
-    Layer.provide(ApiTransport.layerNodeHttp)
-  )
+  return Layer.effectDiscard(Effect.forEach(targets, one, { discard: true })).pipe(Layer.provide(Outbound.layer))
 }

@@ -8,9 +8,9 @@
  * - Apprise API: `{title, body, type}` (info, warning, failure).
  */
 import { Clock, Effect, Random, Redacted } from "effect"
-import type { ApiTransport } from "../api/ApiTransport.ts"
 import type { NotifyTarget } from "../domain/notifyTarget.ts"
 import type { EventLevel, MirrorEvent } from "../events/MirrorEvent.ts"
+import type { Outbound } from "../outbound/Outbound.ts"
 import { type DeliveryFailed, exchangeOk } from "../outbound/retryDelivery.ts"
 import type { NotifyMessage } from "./notifyMessage.ts"
 import { signWebhook } from "./signWebhook.ts"
@@ -26,7 +26,7 @@ export const notificationAttempt = Effect.fnUntraced(function* (
   secret: Redacted.Redacted<string> | null,
   events: ReadonlyArray<MirrorEvent>,
   message: NotifyMessage
-): Effect.fn.Return<Effect.Effect<void, DeliveryFailed, ApiTransport>> {
+): Effect.fn.Return<Effect.Effect<void, DeliveryFailed, Outbound>> {
   const post = (headers: Record<string, string>, body: string) =>
     Effect.asVoid(exchangeOk({ method: "POST", url: target.url, headers, body }))
   const json = { "content-type": "application/json" }

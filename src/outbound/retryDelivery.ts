@@ -1,18 +1,18 @@
 /**
  * Deliveries to receivers outside the service (media servers, notification targets): one
- * HTTP exchange through ApiTransport's wire (no credential of the service ever goes there),
- * retried by the program's one backoff, and logged once when it fails.
+ * exchange through the outbound client (Outbound.ts: no credential of the service ever goes
+ * there), retried by the program's one backoff, and logged once when it fails.
  *
  * Invariants:
  * - A delivery never fails its caller: after DELIVERY_ATTEMPTS it is given up, with the reason
  *   in the log.
- * - Log lines name the receiver by `name` alone (never a URL: webhook URLs carry secrets).
+ * - Log lines name the receiver by `name` alone (never a URL: webhook URLs carry secrets); an
+ *   error answer is quoted only as `errorSnippet` gives it (scrubbed of what was sent, cut).
  * - The waits are Effect's Clock (TestClock in tests).
  */
 import { Data, Effect, Random } from "effect"
-import type { WireAnswer, WireFailure, WireRequest } from "../api/ApiTransport.ts"
-import { ApiTransport } from "../api/ApiTransport.ts"
 import { backoffDelay } from "../pacing/backoff.ts"
+import { errorSnippet, Outbound, type OutboundAnswer, type OutboundRequest } from "./Outbound.ts"
 
 export const DELIVERY_ATTEMPTS = 5
 export const DELIVERY_BACKOFF_BASE_MS = 2_000
@@ -24,19 +24,17 @@ const MAX_ANSWER_BYTES = 4 * 1024 * 1024
 export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{ readonly reason: string }> {}
 
 /** One exchange; any answer but 2xx is a failure naming the status. */
-export const exchangeOk = (
-  request: Omit<WireRequest, "timeoutMs" | "maxBytes">
-): Effect.Effect<WireAnswer, DeliveryFailed, ApiTransport> =>
-  Effect.flatMap(Effect.service(ApiTransport), (wire) =>
-    wire.exchange({ ...request, timeoutMs: DELIVERY_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES }).pipe(
-      Effect.mapError((failure) => new DeliveryFailed({ reason: describeWireFailure(failure) })),
-      Effect.flatMap((answer) =>
-        answer.status >= 200 && answer.status < 300
-          ? Effect.succeed(answer)
-          : Effect.fail(new DeliveryFailed({ reason: `HTTP ${answer.status}${snippet(answer.text)}` }))
-      )
-    )
-  )
+export const exchangeOk = Effect.fnUntraced(function* (
+  delivery: Omit<OutboundRequest, "timeoutMs" | "maxBytes" | "redirects">
+): Effect.fn.Return<OutboundAnswer, DeliveryFailed, Outbound> {
+  const client = yield* Outbound
+  const request: OutboundRequest = { ...delivery, timeoutMs: DELIVERY_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES }
+  const answer = yield* client
+    .send(request)
+    .pipe(Effect.mapError((failure) => new DeliveryFailed({ reason: failure.reason })))
+  if (answer.status >= 200 && answer.status < 300) return answer
+  return yield* new DeliveryFailed({ reason: `HTTP ${answer.status}${errorSnippet(request, answer)}` })
+})
 
 /** Runs `attempt` until it succeeds or DELIVERY_ATTEMPTS failed; logs the first failure and the giving up. */
 export const retryDelivery = Effect.fnUntraced(function* <R>(
@@ -59,26 +57,3 @@ export const retryDelivery = Effect.fnUntraced(function* <R>(
     yield* Effect.sleep(backoffDelay(n, yield* Random.next, DELIVERY_BACKOFF_BASE_MS, DELIVERY_BACKOFF_MAX_MS))
   }
 })
-
-const describeWireFailure = (failure: WireFailure): string => {
-  const cause = failure.cause
-  const code = cause instanceof Error && "code" in cause ? ` (${String(cause.code)})` : ""
-  switch (failure.stage) {
-    case "connect":
-      return `cannot connect${code}`
-    case "timeout":
-      return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
-    case "too-large":
-      return "answer too large"
-    case "body":
-      return `answer broke off${code}`
-    case "invalid":
-      return "invalid request"
-  }
-}
-
-/** The start of an error answer, on one line, for the log. */
-const snippet = (text: string): string => {
-  const line = text.replace(/\s+/g, " ").trim().slice(0, 200)
-  return line === "" ? "" : `: ${line}`
-}

@@ -16,7 +16,9 @@
  *   found the path occupied, and the next pass fetches the item).
  * - A URL is fetched at most once while its image stays cached (the URL is content-addressed:
  *   the same URL is the same bytes); the cache keeps only the URLs still wanted.
- * - The URL is public: no bearer is ever sent with it.
+ * - The URL is public: no bearer is ever sent with it. It is fetched through the outbound
+ *   client (outbound/Outbound.ts), redirects followed, the body capped at MAX_POSTER_BYTES
+ *   while it streams in.
  * - A trashed or deleted video takes its sidecar along, and a folder removed for the remote
  *   takes its posters, and a video kept on disk while it leaves the mirror keeps its poster
  *   (sync/posterRemovals.ts, called by the executor); a folder poster whose
@@ -27,11 +29,12 @@
 import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Data, Duration, Effect, Layer } from "effect"
 import type { PostersSettings } from "../config/postersSettings.ts"
 import { isIntact } from "../domain/LocalEntry.ts"
 import { DLSYNC_DIR } from "../fs/dlsyncDir.ts"
 import { fsyncDirSync } from "../fs/fsyncDir.ts"
+import { fetchPublic, Outbound } from "../outbound/Outbound.ts"
 import { type PosterFile, Store } from "../store/Store.ts"
 import { LocalOps, land } from "../sync/localOps.ts"
 import { removePoster } from "../sync/posterRemovals.ts"
@@ -44,7 +47,10 @@ export const POSTER_CACHE_DIR = `${DLSYNC_DIR}/posters`
 export const MAX_POSTER_BYTES = 8 * 1024 * 1024
 
 /** How long one poster fetch may take. */
-export const POSTER_FETCH_TIMEOUT = "30 seconds"
+export const POSTER_FETCH_TIMEOUT = Duration.seconds(30)
+
+/** Redirects a poster URL may take (a CDN's) before its image. */
+const POSTER_REDIRECTS = 5
 
 export interface PostersShape {
   /**
@@ -71,10 +77,10 @@ export const postersLayer = (settings: PostersSettings): Layer.Layer<never, neve
         Layer.effect(
           Posters,
           Effect.gen(function* () {
-            const context = yield* Effect.context<Store | LocalOps>()
+            const context = yield* Effect.context<Store | LocalOps | Outbound>()
             return { sync: (occupied) => syncPosters(settings, occupied).pipe(Effect.provide(context)) }
           })
-        )
+        ).pipe(Layer.provide(Outbound.layer))
       )
     : Layer.empty
 
@@ -82,7 +88,7 @@ export const postersLayer = (settings: PostersSettings): Layer.Layer<never, neve
 export const syncPosters = Effect.fn("Posters.sync")(function* (
   settings: PostersSettings,
   occupied: ReadonlySet<string>
-): Effect.fn.Return<void, never, Store | LocalOps> {
+): Effect.fn.Return<void, never, Store | LocalOps | Outbound> {
   const store = yield* Store
   const ops = yield* LocalOps
   const entries = yield* store.local.all
@@ -178,26 +184,18 @@ const posterBytes = Effect.fnUntraced(function* (root: string, url: string, fetc
 })
 
 /** GET of a public poster URL, without any credential. */
-const fetchPoster = (url: string): Effect.Effect<Buffer, PosterFailure> =>
-  Effect.tryPromise({
-    try: async (signal) => {
-      const response = await fetch(url, { signal, redirect: "follow" })
-      if (!response.ok) throw new PosterFailure({ message: `the poster URL answered ${response.status}` })
-      const body = Buffer.from(await response.arrayBuffer())
-      if (body.length > MAX_POSTER_BYTES)
-        throw new PosterFailure({ message: `the poster is ${body.length} bytes: too large` })
-      return body
-    },
-    catch: (e) =>
-      e instanceof PosterFailure
-        ? e
-        : new PosterFailure({ message: `fetching the poster failed: ${e instanceof Error ? e.message : String(e)}` })
-  }).pipe(
-    Effect.timeoutOrElse({
-      duration: POSTER_FETCH_TIMEOUT,
-      orElse: () => Effect.fail(new PosterFailure({ message: `fetching the poster took over ${POSTER_FETCH_TIMEOUT}` }))
-    })
-  )
+const fetchPoster = Effect.fnUntraced(function* (url: string) {
+  const answer = yield* fetchPublic(url, {
+    accept: "image/*",
+    timeoutMs: Duration.toMillis(POSTER_FETCH_TIMEOUT),
+    maxBytes: MAX_POSTER_BYTES,
+    redirects: POSTER_REDIRECTS
+  }).pipe(Effect.mapError((failure) => new PosterFailure({ message: `fetching the poster failed: ${failure.reason}` })))
+  if (answer.status < 200 || answer.status >= 300) {
+    return yield* new PosterFailure({ message: `the poster URL answered ${answer.status}` })
+  }
+  return Buffer.from(answer.body)
+})
 
 const cacheName = (url: string): string => `${createHash("sha256").update(url).digest("hex")}.webp`
 

@@ -11,6 +11,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import * as NodePath from "node:path"
 import { Effect, Redacted } from "effect"
 import type { IntakeId } from "../domain/IntakeId.ts"
+import { isBelow } from "../fs/containment.ts"
 import { Intake, type IntakeItem, type IntakeSource } from "../intake/Intake.ts"
 import { type PathMap, toAppPath } from "../paths/pathMap.ts"
 import {
@@ -298,9 +299,8 @@ const fullStatus = Effect.fnUntraced(function* (options: SabnzbdApiOptions) {
 
 /** A category's folder as SABnzbd writes it: relative to complete_dir, else as the app sees it. */
 const categoryDir = (options: SabnzbdApiOptions, savePath: string): string => {
-  const relative = NodePath.relative(options.root, savePath)
-  return relative !== "" && !relative.startsWith("..") && !NodePath.isAbsolute(relative)
-    ? relative
+  return isBelow(options.root, savePath)
+    ? NodePath.relative(options.root, savePath)
     : toAppPath(options.pathMap, savePath)
 }
 

@@ -1,44 +1,13 @@
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import { TestClock } from "effect/testing"
 import { blackholeLayer, makeBlackhole } from "../../src/blackhole/Blackhole.ts"
 import { Intake } from "../../src/intake/Intake.ts"
+import { bencode } from "../intake/bencode.ts"
 import { makeMemoryIntake } from "../intake/memoryIntake.ts"
-
-const NZB = '<?xml version="1.0"?>\n<nzb xmlns="http://www.newzbin.com/DTD/2003/nzb"><file subject="s"></file></nzb>\n'
-const HASH = "0123456789abcdef0123456789abcdef01234567"
-const MAGNET = `magnet:?xt=urn:btih:${HASH}&dn=Show.S01E01`
-
-/** A fresh watch folder, removed when the test ends. */
-const tempWatch = Effect.acquireRelease(
-  Effect.sync(() => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "dlsync-blackhole-"))),
-  (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
-)
-
-/** A sweeper over a fresh folder and in-memory intake; `settled` sweeps twice, SETTLE apart. */
-const setup = (before?: (watch: string) => void) =>
-  Effect.gen(function* () {
-    const watch = yield* tempWatch
-    before?.(watch)
-    const memory = yield* makeMemoryIntake("/srv/dlsync")
-    const blackhole = yield* makeBlackhole({ watch }).pipe(Effect.provideService(Intake, memory.intake))
-    const settled = Effect.gen(function* () {
-      yield* blackhole.sweep
-      yield* TestClock.adjust("3 seconds")
-      return yield* blackhole.sweep
-    })
-    return { watch, memory, blackhole, settled }
-  })
-
-const write = (watch: string, rel: string, content: string | Uint8Array) => {
-  Fs.mkdirSync(NodePath.dirname(NodePath.join(watch, rel)), { recursive: true })
-  Fs.writeFileSync(NodePath.join(watch, rel), content)
-}
-
-const listing = (dir: string): ReadonlyArray<string> => (Fs.existsSync(dir) ? Fs.readdirSync(dir).sort() : [])
+import { listing, MAGNET, NZB, setup, tempWatch, write } from "./support.ts"
 
 describe("blackhole folder", () => {
   it.effect("a growing file is taken only once it has kept its size for the settle time, whole", () =>
@@ -74,7 +43,11 @@ describe("blackhole folder", () => {
   it.effect("each kind: .torrent, .magnet, .nzb, .url (also a shortcut) and .txt; a sub-folder is the category", () =>
     Effect.gen(function* () {
       const { watch, memory, settled } = yield* setup()
-      write(watch, "tv/Show.torrent", new Uint8Array([100, 49, 58, 97, 101]))
+      write(
+        watch,
+        "tv/Show.torrent",
+        bencode({ info: { name: "Show", length: 1, "piece length": 16384, pieces: Buffer.alloc(20) } })
+      )
       write(watch, "tv/Show.magnet", `${MAGNET}\n`)
       write(watch, "movies/Film.nzb", NZB)
       write(watch, "link.url", "[InternetShortcut]\r\nURL=https://indexer.example/get/1.torrent\r\n")

@@ -88,6 +88,8 @@ describe("settings that cannot work", () => {
       )
       const same = yield* errorsOf({ mirror: 'state_dir = "media"\n' })
       assert.include(same.lines[0], "is the mirror root; put the state outside it")
+      const dotted = yield* errorsOf({ mirror: 'state_dir = "media/..state"\n' })
+      assert.include(dotted.lines[0], "is inside the mirror root", "a name starting with two dots is inside")
     })
   )
 

@@ -1,17 +1,18 @@
 /**
  * Hooks run as real child processes: argv without a shell, the facts in DLSYNC_* variables,
- * changed paths on stdin, a timeout that kills, and every outcome in the log.
+ * changed paths on stdin, a timeout that kills, and every outcome in the log. A hook that
+ * leaves processes behind never holds a slot; shutdown ends the hooks running at once.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Fiber, Layer, Logger } from "effect"
 import type { HookSettings } from "../../src/config/afterLandingSettings.ts"
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
 import { mirrorEventsLayer, publishEvent } from "../../src/events/MirrorEvents.ts"
 import { hooksLayer } from "../../src/hooks/Hooks.ts"
-import { runHook } from "../../src/hooks/runHook.ts"
+import { groupAlive, pidIn, processAlive, until } from "./support/processes.ts"
 
 const NODE = process.execPath
 
@@ -37,45 +38,6 @@ const withHooks = (hooks: ReadonlyArray<HookSettings>, body: Effect.Effect<void>
       )
     )
   ).pipe(Effect.provide(Logger.layer([Logger.make((o) => logs.push(Logger.formatLogFmt.log(o)))])))
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
-describe("runHook", () => {
-  it.live("a hook that runs past its timeout is killed", () =>
-    Effect.gen(function* () {
-      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-hook-"))
-      const pidFile = Path.join(dir, "pid")
-      const outcome = yield* runHook({
-        argv: [
-          NODE,
-          "-e",
-          `require("fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setTimeout(() => {}, 60000)`
-        ],
-        env: {},
-        stdin: "",
-        timeoutMs: 500
-      })
-      assert.isTrue(outcome.timedOut)
-      assert.isNull(outcome.code)
-      const pid = Number(Fs.readFileSync(pidFile, "utf8"))
-      assert.isFalse(isAlive(pid), "the hook's process is gone")
-    })
-  )
-
-  it.live("a program that does not exist is an outcome, not a failure", () =>
-    Effect.gen(function* () {
-      const outcome = yield* runHook({ argv: ["/nonexistent/hook"], env: {}, stdin: "", timeoutMs: 5000 })
-      assert.strictEqual(outcome.startError, "ENOENT")
-    })
-  )
-})
 
 describe("hooksLayer", () => {
   it.live("runs the hook with argv, the facts in its environment, and no DLSYNC_ setting of dlsync's own", () =>
@@ -148,6 +110,75 @@ describe("hooksLayer", () => {
       assert.isTrue(
         hookLines.some((l) => l.includes("timed out") && l.includes("killed")),
         hookLines.join("\n")
+      )
+    })
+  )
+
+  it.live(
+    "a hook that leaves a background child frees its slot: the hooks after it run, one past its timeout is logged",
+    () =>
+      Effect.gen(function* () {
+        const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-hook-"))
+        const sh = (script: string, name: string, timeout: number): HookSettings => ({
+          event: "file_complete",
+          command: ["/bin/sh", "-c", script, name, Path.join(dir, name)],
+          timeout
+        })
+        const logs: Array<string> = []
+        yield* withHooks(
+          [
+            sh(`sleep 240 & echo $! > "$1"; echo left`, "leaves", 600_000),
+            sh(`sleep 240 & echo $! > "$1"; wait`, "overruns", 300),
+            sh(`echo ran > "$1"`, "third", 600_000)
+          ],
+          publishEvent(landed),
+          logs
+        )
+        assert.strictEqual(Fs.readFileSync(Path.join(dir, "third"), "utf8"), "ran\n", "the third hook ran")
+        const hookLines = logs.filter((l) => l.includes("hook file_complete (sh)"))
+        assert.strictEqual(hookLines.length, 3, logs.join("\n"))
+        assert.isTrue(
+          hookLines.some((l) => /exit 0 .*; it left processes running, ended; stdout: left/.test(l)),
+          hookLines.join("\n")
+        )
+        assert.isTrue(
+          hookLines.some((l) => l.includes("timed out after 300ms: killed")),
+          hookLines.join("\n")
+        )
+        const left = pidIn(Path.join(dir, "leaves")) ?? assert.fail("the first hook wrote its child's pid")
+        assert.isFalse(processAlive(left), "the child it left is gone")
+      })
+  )
+
+  it.live("shutdown ends the running hooks' groups at once and runs none of those owed", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-hook-"))
+      const logs: Array<string> = []
+      const waits = (name: string): HookSettings => ({
+        event: "file_complete",
+        command: ["/bin/sh", "-c", `echo $$ > "$1.hook"; sleep 240 & echo $! > "$1"; wait`, name, Path.join(dir, name)],
+        timeout: 600_000
+      })
+      const owed: HookSettings = {
+        event: "file_complete",
+        command: ["/bin/sh", "-c", `echo ran > "$1"`, "owed", Path.join(dir, "owed")],
+        timeout: 600_000
+      }
+      const running = yield* Effect.forkChild(
+        withHooks([waits("a"), waits("b"), owed], Effect.andThen(publishEvent(landed), Effect.never), logs)
+      )
+      const children = [
+        yield* until(() => pidIn(Path.join(dir, "a")), "hook a started"),
+        yield* until(() => pidIn(Path.join(dir, "b")), "hook b started")
+      ]
+      const hooks = ["a", "b"].map((name) => pidIn(Path.join(dir, `${name}.hook`)) ?? assert.fail(`hook ${name}'s pid`))
+      yield* Fiber.interrupt(running)
+      for (const pid of hooks) assert.isFalse(groupAlive(pid), "the hook's group is gone")
+      for (const pid of children) assert.isFalse(processAlive(pid), "its child is gone")
+      assert.isFalse(Fs.existsSync(Path.join(dir, "owed")), "a hook owed is not started at shutdown")
+      assert.isTrue(
+        logs.some((l) => l.includes("shutdown: 2 running hooks stopped, 1 owed not run")),
+        logs.join("\n")
       )
     })
   )

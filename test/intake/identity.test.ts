@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { hash as torrentHash } from "@ctrl/torrent-file"
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { identify } from "../../src/intake/identity.ts"
+import { identify, MAX_MAGNET_LENGTH, MAX_NAME_BYTES, MAX_TRACKERS, MAX_URL_LENGTH } from "../../src/intake/identity.ts"
 import { bencode } from "./bencode.ts"
 
 const infoDict = {
@@ -97,5 +97,58 @@ describe("identify", () => {
       "a.nzb: not an NZB file (no <nzb> element)"
     )
     expect(problem({ _tag: "Url", url: "ftp://x/y" }).problem).toBe("not an http(s) URL: ftp://x/y")
+  })
+
+  describe("caps that no real release meets, each refusal naming its limit", () => {
+    const HASH = "c12fe1c06bba254a9dc9f519b335aa7c1367a88a"
+    const tracker = (i: number) => `&tr=${encodeURIComponent(`udp://tracker${i}.example.org:1337/announce`)}`
+
+    it("a real release passes: a 255-byte name, a multi-byte one, a magnet with 200 trackers", () => {
+      const name = `Show.Name.S01E01.${"A".repeat(255 - 17)}`
+      expect(ok({ _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HASH}&dn=${name}` }).name).toBe(name)
+      const japanese = "進撃の巨人".repeat(60)
+      expect(ok({ _tag: "NzbFile", fileName: `${japanese}.nzb`, content: Buffer.from("<nzb></nzb>") }).name).toBe(
+        japanese
+      )
+      const many = Array.from({ length: 200 }, (_, i) => tracker(i)).join("")
+      expect(ok({ _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HASH}&dn=x${many}` }).id).toBe(`btih:${HASH}`)
+    })
+
+    it("a name over MAX_NAME_BYTES: from a magnet's dn, a .torrent, an NZB's file name, a URL", () => {
+      const long = "N".repeat(MAX_NAME_BYTES + 1)
+      const sources: ReadonlyArray<Parameters<typeof identify>[0]> = [
+        { _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HASH}&dn=${long}` },
+        { _tag: "TorrentFile", fileName: "x.torrent", content: bencode({ info: { ...infoDict, name: long } }) },
+        { _tag: "NzbFile", fileName: `${long}.nzb`, content: Buffer.from("<nzb></nzb>") },
+        { _tag: "Url", url: `https://indexer.example/get/${long}` }
+      ]
+      for (const source of sources) {
+        const failure = problem(source)
+        expect(failure.reason).toBe("invalid")
+        expect(failure.problem).toContain(`longer than ${MAX_NAME_BYTES} bytes`)
+        expect(failure.problem.length).toBeLessThan(400)
+      }
+    })
+
+    it("a magnet of a megabyte, or with more than MAX_TRACKERS trackers, is refused in one short line", () => {
+      const huge = problem({ _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HASH}&dn=${"x".repeat(1024 * 1024)}` })
+      expect(huge.reason).toBe("invalid")
+      expect(huge.problem).toContain(`longer than ${MAX_MAGNET_LENGTH} characters`)
+      expect(huge.problem.length).toBeLessThan(400)
+      const trackers = Array.from({ length: 10_000 }, (_, i) => tracker(i)).join("")
+      expect(problem({ _tag: "Magnet", uri: `magnet:?xt=urn:btih:${HASH}${trackers}` }).reason).toBe("invalid")
+      const swarm = problem({
+        _tag: "Magnet",
+        uri: `magnet:?xt=urn:btih:${HASH}${Array.from({ length: MAX_TRACKERS + 1 }, (_, i) => `&tr=udp://t${i}`).join("")}`
+      })
+      expect(swarm.problem).toContain(`more than ${MAX_TRACKERS} trackers`)
+    })
+
+    it("a URL over MAX_URL_LENGTH, and what a refusal quotes of the input is short", () => {
+      const url = problem({ _tag: "Url", url: `https://indexer.example/get?q=${"q".repeat(MAX_URL_LENGTH)}` })
+      expect(url.problem).toContain(`longer than ${MAX_URL_LENGTH} characters`)
+      const notUrl = problem({ _tag: "Url", url: `not a url ${"z".repeat(1024 * 1024)}` })
+      expect(notUrl.problem.length).toBeLessThan(400)
+    })
   })
 })

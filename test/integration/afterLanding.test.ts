@@ -3,13 +3,15 @@
  * a Jellyfin stand-in (the documented `POST /Library/Media/Updated`) and a hook that writes its
  * environment to a file. Each folder is refreshed once, the hook runs once per landed file
  * with that file's facts, a download_complete hook once the last file of a service download
- * landed, and all of it has happened when the command returns.
+ * landed, and all of it has happened when the command returns. The daemon stopped (SIGTERM)
+ * while a hook runs ends the hook with everything it started, and exits.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
+import { groupAlive, pidIn, processAlive } from "../hooks/support/processes.ts"
 import { jellyfin, startStandIn } from "../standins/recordingServer.ts"
-import { type Sandbox, sandbox, seedSmallLibrary } from "./harness.ts"
+import { type Sandbox, sandbox, seedSmallLibrary, waitUntil } from "./harness.ts"
 
 let box: Sandbox | undefined
 let close: (() => Promise<void>) | undefined
@@ -120,5 +122,33 @@ describe("run --once: media refresh and hooks", { timeout: 120_000 }, () => {
         }
       ]
     )
+  })
+
+  it("SIGTERM while a hook and its background child run: both are ended and the daemon exits", async () => {
+    box = await sandbox()
+    seedSmallLibrary(box.emu)
+    const pids = Path.join(box.dir, "hook")
+    const configFile = Path.join(box.dir, "config.toml")
+    const script = `[ -e "$1.hook" ] && exit 0; echo $$ > "$1.hook"; sleep 240 & echo $! > "$1"; wait`
+    Fs.writeFileSync(
+      configFile,
+      [
+        "[[hooks]]",
+        'event = "file_complete"',
+        `command = ["/bin/sh", "-c", ${JSON.stringify(script)}, "hook", ${JSON.stringify(pids)}]`,
+        'timeout = "10m"',
+        ""
+      ].join("\n")
+    )
+    const daemon = box.spawn(["run", "--config", configFile], { deadlineMs: 60_000 })
+    await waitUntil(() => pidIn(pids) !== undefined, 30_000, "the hook started its child")
+    const hook = pidIn(`${pids}.hook`) ?? assert.fail("the hook wrote its pid")
+    const child = pidIn(pids) ?? assert.fail("the hook wrote its child's pid")
+    daemon.child.kill("SIGTERM")
+    const exit = await daemon.exit
+    assert.strictEqual(exit.code, 0, exit.stderr)
+    assert.isFalse(groupAlive(hook), "the hook's group is gone")
+    assert.isFalse(processAlive(child), "its background child is gone")
+    assert.include(exit.stderr, "running hooks stopped")
   })
 })

@@ -124,3 +124,25 @@ describe("Scrubber.value", () => {
       assert.isFalse(isSecretKey(key), key)
   })
 })
+
+describe("outbound URLs registered", () => {
+  const outbound = makeScrubber({
+    urls: [
+      "http://nas:8096/jellyfin?api_key=abcdefgh1234",
+      "https://discord.com/api/webhooks/123456789012/tok-en_abcdefgh"
+    ],
+    secrets: [Redacted.make("https://ntfy.sh/myalertstopic")]
+  })
+
+  it("hides the parts a receiver may echo: query values, token-like segments, a secret URL's whole path", () => {
+    const out = outbound.text(
+      "echo: /jellyfin?api_key=abcdefgh1234 /api/webhooks/123456789012/tok-en_abcdefgh myalertstopic"
+    )
+    for (const part of ["abcdefgh1234", "123456789012", "tok-en_abcdefgh", "myalertstopic"])
+      assert.notInclude(out, part)
+  })
+
+  it("keeps the route words of a URL that is not a secret itself", () => {
+    assert.strictEqual(outbound.text("jellyfin: refresh sent to webhooks"), "jellyfin: refresh sent to webhooks")
+  })
+})

@@ -130,6 +130,39 @@ describe("logLayer, text", () => {
   )
 })
 
+describe("control characters from outside (release names, answers) never reach the terminal", () => {
+  const NAME = "Show.S01E01\u001b[31mRED\u001b]0;title\u0007\u009b2J\u007f\r\ttab"
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is looked for
+  const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/
+  const hostile = Effect.logWarning(`intake: ${NAME} added`).pipe(
+    Effect.annotateLogs({ path: NAME, release: NAME }),
+    Effect.andThen(Effect.logError("refused", Cause.fail(new Error(`bad ${NAME}`))))
+  )
+
+  it.effect("text: C0, C1 and DEL are escaped in the message, the annotations and the cause; a tab stays", () =>
+    Effect.gen(function* () {
+      const lines = yield* run(hostile, { level: "info", format: "text" })
+      assert.lengthOf(lines, 2)
+      for (const line of lines) assert.notMatch(line, RAW, JSON.stringify(line))
+      assert.include(lines[0], "Show.S01E01\\x1b[31mRED\\x1b]0;title\\x07\\x9b2J\\x7f\\r\ttab added")
+      const [, ...cause] = lines[1]!.split("\n")
+      assert.isNotEmpty(cause)
+      assert.isTrue(
+        cause.every((l) => l.startsWith("    ")),
+        "a line break is the cause's own, indented"
+      )
+    })
+  )
+
+  it.effect("JSON: C1 and DEL are written as \\u escapes too; the value reads back unchanged", () =>
+    Effect.gen(function* () {
+      const lines = yield* run(hostile, { level: "info", format: "json" })
+      for (const line of lines) assert.notMatch(line, /[\u007f-\u009f]/, JSON.stringify(line))
+      assert.strictEqual(parse(lines[0]!).path, NAME)
+    })
+  )
+})
+
 describe("log.level", () => {
   const everyLevel = Effect.gen(function* () {
     yield* Effect.logTrace("t")

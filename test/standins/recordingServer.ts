@@ -32,11 +32,18 @@ export interface StandIn {
   readonly received: (count: number) => Promise<void>
 }
 
+/** Requests a stand-in of this process has begun to receive and not yet finished answering. */
+let open = 0
+
 export const startStandIn = (respond: (request: Recorded) => Answer): Promise<StandIn & { close(): Promise<void> }> =>
   new Promise((resolve) => {
     const requests: Array<Recorded> = []
     const waiters: Array<{ count: number; done: () => void }> = []
     const server = Http.createServer((req, res) => {
+      open += 1
+      res.once("close", () => {
+        open -= 1
+      })
       const chunks: Array<Buffer> = []
       req.on("data", (c: Buffer) => chunks.push(c))
       req.on("end", () => {
@@ -179,13 +186,21 @@ export const webhookReceiver =
 /**
  * Advances the test clock in `step`s until `done()` holds, letting real I/O (the stand-ins'
  * answers) progress between steps: for waits, such as a retry's backoff, that start only
- * once an answer has come back.
+ * once an answer has come back. The clock never moves while a stand-in is receiving or
+ * answering a request: an exchange's deadline (on the clock) must not pass because the test
+ * moved time faster than the bytes. Keep `step` below the deadlines of the code under test.
  */
 export const advanceUntil = (done: () => boolean, step: Duration.Input = "10 seconds") =>
   Effect.gen(function* () {
     for (let i = 0; !done(); i++) {
       if (i > 10_000) return yield* Effect.die(new Error("advanceUntil: condition never held"))
+      yield* Effect.promise(() => answered())
       yield* TestClock.adjust(step)
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
     }
   })
+
+/** Once no stand-in has a request open, and the event loop has had a turn to deliver the answers. */
+const answered = async (): Promise<void> => {
+  do await new Promise((resolve) => setTimeout(resolve, 2))
+  while (open > 0)
+}
