@@ -10,8 +10,8 @@
  *   error answer is quoted only as `errorSnippet` gives it (scrubbed of what was sent, cut).
  * - The waits are Effect's Clock (TestClock in tests).
  */
-import { Data, Effect, Random } from "effect"
-import { backoffDelay } from "../pacing/backoff.ts"
+import { Data, Effect } from "effect"
+import { backoff, retrying } from "../pacing/retry.ts"
 import { errorSnippet, Outbound, type OutboundAnswer, type OutboundRequest } from "./Outbound.ts"
 
 export const DELIVERY_ATTEMPTS = 5
@@ -37,23 +37,31 @@ export const exchangeOk = Effect.fnUntraced(function* (
 })
 
 /** Runs `attempt` until it succeeds or DELIVERY_ATTEMPTS failed; logs the first failure and the giving up. */
-export const retryDelivery = Effect.fnUntraced(function* <R>(
+export const retryDelivery = <R>(
   name: string,
   what: string,
   attempt: Effect.Effect<void, DeliveryFailed, R>
-): Effect.fn.Return<boolean, never, R> {
-  for (let n = 1; ; n++) {
-    const result = yield* Effect.result(attempt)
-    if (result._tag === "Success") {
-      if (n > 1) yield* Effect.logInfo(`${name}: ${what} done at attempt ${n}`)
-      return true
-    }
-    const reason = result.failure.reason
-    if (n >= DELIVERY_ATTEMPTS) {
-      yield* Effect.logError(`${name}: ${what} failed ${n} times, given up: ${reason}`)
-      return false
-    }
-    if (n === 1) yield* Effect.logWarning(`${name}: ${what} failed, retrying: ${reason}`)
-    yield* Effect.sleep(backoffDelay(n, yield* Random.next, DELIVERY_BACKOFF_BASE_MS, DELIVERY_BACKOFF_MAX_MS))
-  }
-})
+): Effect.Effect<boolean, never, R> =>
+  Effect.suspend(() => {
+    let retries = 0
+    return retrying(
+      attempt,
+      backoff({ attempts: DELIVERY_ATTEMPTS, baseMs: DELIVERY_BACKOFF_BASE_MS, maxMs: DELIVERY_BACKOFF_MAX_MS }),
+      (failure, n) => {
+        retries = n
+        return n === 1 ? Effect.logWarning(`${name}: ${what} failed, retrying: ${failure.reason}`) : Effect.void
+      }
+    ).pipe(
+      Effect.flatMap(() =>
+        retries > 0
+          ? Effect.as(Effect.logInfo(`${name}: ${what} done at attempt ${retries + 1}`), true)
+          : Effect.succeed(true)
+      ),
+      Effect.catch((failure) =>
+        Effect.as(
+          Effect.logError(`${name}: ${what} failed ${DELIVERY_ATTEMPTS} times, given up: ${failure.reason}`),
+          false
+        )
+      )
+    )
+  })
