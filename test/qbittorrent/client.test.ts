@@ -113,7 +113,7 @@ describe("qBittorrent API through @ctrl/qbittorrent", () => {
       const c = makeTorrent("C.Release")
       for (const t of [c, a, b]) yield* call(() => client.addTorrent(t.content, { category: "tv" }))
       const id = (hash: string) => IntakeId.make(`btih:${hash}`)
-      control.set(id(a.hash), { state: "downloading", progress: 0.5, remaining: 2048, etaSeconds: 10 })
+      control.set(id(a.hash), { state: "downloading", progress: 0.5, remaining: 2048, rate: 205, etaSeconds: 10 })
       yield* control.complete(id(b.hash))
       control.fail(id(c.hash), "blocked by the service")
 
