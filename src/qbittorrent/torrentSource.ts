@@ -26,7 +26,7 @@ export interface TorrentMetadata {
   readonly isPrivate: boolean
   readonly comment: string
   readonly createdBy: string
-  /** Seconds since the epoch, -1 when unknown. */
+  /** Seconds since the epoch, 0 when the .torrent has none (as qBittorrent shows it). */
   readonly creationDate: number
 }
 
@@ -81,7 +81,7 @@ const torrentFacts = (content: Uint8Array): SourceFacts => {
         isPrivate: meta.private === true,
         comment: meta.comment ?? "",
         createdBy: meta.createdBy ?? "",
-        creationDate: meta.created === undefined ? -1 : Math.floor(meta.created.getTime() / 1000)
+        creationDate: meta.created === undefined ? 0 : Math.floor(meta.created.getTime() / 1000)
       }
     }
   } catch {

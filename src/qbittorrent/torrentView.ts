@@ -116,7 +116,7 @@ export const torrentInfo = (item: IntakeItem, extras: TorrentExtras, context: Vi
     trackers_count: extras.facts.trackers.length,
     seen_complete: n.completionOn,
     reannounce: 0,
-    comment: item.reason ?? extras.facts.metadata?.comment ?? ""
+    comment: commentOf(item, extras.facts)
   }
 }
 
@@ -128,7 +128,7 @@ export const torrentProperties = (item: IntakeItem, facts: SourceFacts, context:
   const isPrivate = metadata?.isPrivate ?? false
   return {
     ...identity(item, hash, context),
-    comment: item.reason ?? metadata?.comment ?? "",
+    comment: commentOf(item, facts),
     created_by: metadata?.createdBy ?? "",
     creation_date: metadata?.creationDate ?? -1,
     addition_date: n.addedOn,
@@ -290,6 +290,10 @@ const identity = (item: IntakeItem, hash: string, context: ViewContext) => ({
   download_path: ""
 })
 
+/** The .torrent's comment; for a failed release without one, why it failed (where a qBittorrent client shows text). */
+const commentOf = (item: IntakeItem, facts: SourceFacts): string =>
+  facts.metadata?.comment || (item.state === "failed" ? (item.reason ?? "") : "")
+
 /** A release whose content is a folder: its files say so once known, else its .torrent. */
 const isMultiFile = (item: IntakeItem, facts: SourceFacts): boolean =>
   item.files.length > 0
@@ -328,8 +332,12 @@ const numbers = (item: IntakeItem, facts: SourceFacts, now: number) => {
     hasMetadata: size > 0 || facts.metadata !== undefined,
     addedOn: seconds(item.addedAt),
     completionOn,
-    lastActivity: completionOn >= 0 ? completionOn : seconds(now),
+    // Time passes for a release only while something happens to it (as a stopped torrent's stands still).
+    lastActivity: completionOn >= 0 ? completionOn : active ? seconds(now) : seconds(item.addedAt),
     seedingTime: completionOn >= 0 ? Math.max(0, seconds(now) - completionOn) : 0,
-    timeActive: Math.max(0, seconds(now) - seconds(item.addedAt))
+    timeActive: Math.max(
+      0,
+      (completionOn >= 0 ? completionOn : active ? seconds(now) : seconds(item.addedAt)) - seconds(item.addedAt)
+    )
   }
 }
