@@ -279,7 +279,10 @@ describe.skipIf(VERSION === undefined)(
               isRecord(m) && m.full_update === undefined && m.rid === Number(part(answer, "rid")),
               answer.text
             )
-            assert.isTrue(isRecord(m) && m.torrents === undefined && m.torrents_removed === undefined, "nothing changed")
+            assert.isTrue(
+              isRecord(m) && m.torrents === undefined && m.torrents_removed === undefined,
+              "nothing changed"
+            )
           }
         }).pipe(Effect.scoped),
       60_000
