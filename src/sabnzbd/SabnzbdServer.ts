@@ -30,6 +30,7 @@ import { allowedHosts, hostCheck, isAllowedHost } from "../server/HostCheck.ts"
 import { formatListen, isLoopback, type ListenAddress } from "../server/ListenAddress.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
 import { answer, failure, type Json, type SabnzbdCall } from "./sabnzbdApi.ts"
+import { respond } from "./sabnzbdOutput.ts"
 
 /** The largest request body taken: an NZB of a big season pack is tens of MB. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -91,7 +92,7 @@ const listening = (
   const serveApi = (request: HttpServerRequest.HttpServerRequest) =>
     isApiPath(request.url)
       ? readCall(request, maxBody).pipe(
-          Effect.flatMap((call) => Effect.map(answer(apiOptions, call), (body) => json(200, body))),
+          Effect.flatMap((call) => Effect.map(answer(apiOptions, call), (reply) => respond(call.params, reply))),
           Effect.catchTag("BadRequest", (bad) => Effect.succeed(json(bad.status, failure(bad.problem))))
         )
       : Effect.succeed(HttpServerResponse.text("not found\n", { status: 404 }))
