@@ -89,7 +89,7 @@ const element = (name: string, value: unknown): string => {
           ? element(SINGULAR[name] ?? "list", item)
           : isObject(item)
             ? element(SINGULAR[name] ?? "slot", item)
-            : `<${SINGULAR[name] ?? "item"}>${escape(scalar(item, "None"))}</${SINGULAR[name] ?? "item"}>\n`
+            : `<${SINGULAR[name] ?? "item"}>${escapeXml(scalar(item, "None"))}</${SINGULAR[name] ?? "item"}>\n`
       )
       .join("")
     return `<${name}>${items}</${name}>\n`
@@ -99,7 +99,7 @@ const element = (name: string, value: unknown): string => {
       .map(([k, v]) => element(k, v))
       .join("")}</${name}>\n`
   }
-  return `<${name}>${escape(scalar(value, ""))}</${name}>\n`
+  return `<${name}>${escapeXml(scalar(value, ""))}</${name}>\n`
 }
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
@@ -109,4 +109,4 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
 const scalar = (value: unknown, none: string): string =>
   value === true ? "True" : value === false ? "False" : value === null || value === undefined ? none : String(value)
 
-const escape = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+const escapeXml = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
