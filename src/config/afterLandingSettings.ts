@@ -47,8 +47,8 @@ export interface AfterLandingSettings {
 
 export const HOOK_TIMEOUT_DEFAULT_MS = 30_000
 
-/** Failures and held deletions, not every file. */
-export const NOTIFY_EVENTS_DEFAULT: ReadonlyArray<HookEventName> = ["file_failed", "deletion_held"]
+/** Failures (of files and of releases) and held deletions, not every file. */
+export const NOTIFY_EVENTS_DEFAULT: ReadonlyArray<HookEventName> = ["file_failed", "release_failed", "deletion_held"]
 
 type Raw = typeof ConfigSchema.Type
 
