@@ -67,7 +67,8 @@ export const torrentInfo = (item: IntakeItem, extras: TorrentExtras, context: Vi
   return {
     ...identity(item, hash, context),
     size: n.size,
-    total_size: n.size,
+    // qBittorrent's "not known yet" for a magnet without its metadata.
+    total_size: n.hasMetadata ? n.size : -1,
     progress: n.progress,
     eta: n.eta,
     state: torrentState(item.state),

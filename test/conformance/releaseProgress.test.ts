@@ -50,6 +50,17 @@ const surfaces = Effect.gen(function* () {
   }
 })
 
+/** The runner sent it and the service reports it half downloaded, at 64 KiB/s. */
+const halfDownloaded = (tables: IntakeTables["Service"], id: IntakeId, downloadId: string) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    tables.update(
+      id,
+      ["new"],
+      { phase: "sent", downloadId, status: "downloading", progress: 0.5, size: SIZE, serviceRate: 65_536 },
+      now
+    )
+  )
+
 const torrent = (qbit: string) =>
   Effect.promise(async () => {
     const auth = { authorization: `Basic ${Buffer.from("u:p").toString("base64")}` }
@@ -81,14 +92,7 @@ describe("a release's progress while it moves, as each reader shows it", () => {
         assert.strictEqual(add, "Ok.")
         const id = IntakeId.make(`btih:${HASH}`)
         const now = yield* Clock.currentTimeMillis
-
-        // The service downloads it: half done at 64 KiB/s.
-        yield* tables.update(
-          id,
-          ["new"],
-          { phase: "sent", downloadId: "dl_1", status: "downloading", progress: 0.5, size: SIZE, serviceRate: 65_536 },
-          now
-        )
+        yield* halfDownloaded(tables, id, "dl_1")
         const downloading = yield* torrent(qbit)
         assert.deepStrictEqual(
           [downloading.state, downloading.progress, downloading.dlspeed, downloading.eta],
@@ -146,14 +150,7 @@ describe("a release's progress while it moves, as each reader shows it", () => {
         "the NZB's size at once"
       )
 
-      const id = IntakeId.make(`sha256:${nzoId.slice("SABnzbd_nzo_".length)}`)
-      const now = yield* Clock.currentTimeMillis
-      yield* tables.update(
-        id,
-        ["new"],
-        { phase: "sent", downloadId: "dl_2", status: "downloading", progress: 0.5, size: SIZE, serviceRate: 65_536 },
-        now
-      )
+      yield* halfDownloaded(tables, IntakeId.make(`sha256:${nzoId.slice("SABnzbd_nzo_".length)}`), "dl_2")
       const queue = yield* sabQueue(sab)
       const [slot] = Array.isArray(queue.slots) ? queue.slots.filter(isRecord) : []
       assert.deepStrictEqual(

@@ -2,15 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { IntakeId } from "../../src/domain/IntakeId.ts"
 import type { IntakeItem, IntakeState } from "../../src/intake/Intake.ts"
 import { toAppPath } from "../../src/paths/pathMap.ts"
-import {
-  formatTimeLeft,
-  historySlot,
-  isQueued,
-  megabytes,
-  nzoIdOf,
-  queueSlot,
-  toUnits
-} from "../../src/sabnzbd/sabnzbdFormat.ts"
+import * as Format from "../../src/sabnzbd/sabnzbdFormat.ts"
+
+const { formatTimeLeft, historySlot, isQueued, megabytes, nzoIdOf, queueSlot, toUnits } = Format
 
 describe("SABnzbd formats", () => {
   it("timeleft is H:MM:SS under a day and D:HH:MM:SS from a day on, as SABnzbd's format_time_left", () => {
