@@ -64,7 +64,7 @@ export const DEFAULT_PORTS = {
 } as const
 
 /** What a `[[notify]]` target gets unless its `events` say otherwise: failures and held deletions, not every file. */
-export const NOTIFY_EVENTS_DEFAULT: ReadonlyArray<HookEventName> = ["file_failed", "deletion_held"]
+export const NOTIFY_EVENTS_DEFAULT: ReadonlyArray<HookEventName> = ["file_failed", "release_failed", "deletion_held"]
 
 /** `app_state.device_name`: trimmed; blank, the host name. */
 const DeviceName = NonEmpty.pipe(

@@ -20,7 +20,7 @@
  * - Nothing here fails a surface's request for a service outage: the item waits (`queued`,
  *   with its reason and the time it expects to go).
  */
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect, type Option, Schema } from "effect"
 import type { IntakeId } from "../domain/IntakeId.ts"
 import type { OfferedItem } from "../store/intakeTables.ts"
 
@@ -136,6 +136,8 @@ export class Intake extends Context.Service<
      */
     add(source: IntakeSource, options: AddOptions): Effect.Effect<IntakeItem, IntakeError>
     list(filter?: ListFilter): Effect.Effect<ReadonlyArray<IntakeItem>>
+    /** The source a live release was added with (the magnet, the .torrent's or NZB's bytes, the URL); none otherwise. */
+    source(id: IntakeId): Effect.Effect<Option.Option<IntakeSource>>
     /**
      * Removes the items (tombstoned); with deleteFiles also the release's files on the
      * service (by id: its own files, and its own folder only when nothing else is in it),

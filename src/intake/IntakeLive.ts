@@ -98,6 +98,8 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
       return yield* views(records, ids !== undefined)
     })
 
+    const source = (id: IntakeId) => Effect.map(tables.get(id), Option.flatMap(sourceOf))
+
     const each = (ids: ReadonlyArray<IntakeId>, change: (id: IntakeId, now: number) => Effect.Effect<unknown>) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
@@ -172,6 +174,7 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
     return Intake.of({
       add,
       list,
+      source,
       remove,
       pause,
       resume,
@@ -193,6 +196,22 @@ export const intakeLayer = (
 export const savePathOf = (root: string, category: string): string => NodePath.join(root, category)
 
 // ---------------------------------------------------------------------------------------
+
+/** A live record's source as it was handed in. */
+const sourceOf = (record: IntakeRecord): Option.Option<IntakeSource> => {
+  if (record.phase === "removed") return Option.none()
+  const text = () => new TextDecoder().decode(record.source)
+  switch (record.sourceKind) {
+    case "magnet":
+      return Option.some({ _tag: "Magnet", uri: text() })
+    case "url":
+      return Option.some({ _tag: "Url", url: text() })
+    case "torrent":
+      return Option.some({ _tag: "TorrentFile", fileName: record.fileName ?? "", content: record.source })
+    case "nzb":
+      return Option.some({ _tag: "NzbFile", fileName: record.fileName ?? "", content: record.source })
+  }
+}
 
 const SOURCE_KINDS: Readonly<Record<IntakeSource["_tag"], SourceKind>> = {
   Magnet: "magnet",

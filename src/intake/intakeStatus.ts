@@ -1,8 +1,10 @@
 /**
  * The `intake` section of the status document (`dlsync status`, `--json`, `/api/status`):
  * the releases as every surface sees them (releaseItems.ts), one line each in the human
- * rendering for those not yet complete; the completed ones are counted.
+ * rendering for those not yet complete (state, the one progress over both phases, the rate
+ * and the time left when known); the completed ones are counted.
  */
+import { formatEta, formatRate } from "../transfer/progressFormat.ts"
 import type { IntakeItem, IntakeState } from "./Intake.ts"
 
 export interface IntakeStatusItem {
@@ -18,6 +20,8 @@ export interface IntakeStatusItem {
   /** Whole percent over both phases (the service's download, then the mirror's copy); 100 only when every file is verified on local disk. */
   readonly percent: number
   readonly size: number
+  /** Bytes still to come, over both phases (`size × (1 − progress)`). */
+  readonly remaining: number
   /** Bytes per second now (the service's, then the mirror's). */
   readonly rate: number
   /** Seconds to completion, or null when unknown. */
@@ -46,6 +50,7 @@ export const intakeStatus = (releases: ReadonlyArray<IntakeItem>): IntakeStatus 
       reason: item.reason,
       percent: item.state === "completed" ? 100 : Math.min(99, Math.floor(item.progress * 100)),
       size: item.size,
+      remaining: item.remaining,
       rate: item.rate,
       etaSeconds: item.etaSeconds,
       contentPath: item.contentPath
@@ -64,7 +69,14 @@ export const renderIntake = (status: IntakeStatus): ReadonlyArray<string> => {
     ...open.slice(0, MAX_LINES).map((i) => {
       const category = i.category === "" ? "" : ` (${i.category})`
       const reason = i.reason === null ? "" : ` — ${i.reason}`
-      return `  ${i.name}${category}: ${i.state} ${i.percent}%${reason}`
+      const rate = i.rate > 0 ? `, ${formatRate(i.rate)}` : ""
+      const left =
+        i.etaSeconds === null
+          ? ""
+          : i.state === "queued"
+            ? `, goes in ${formatEta(i.etaSeconds)}`
+            : `, ${formatEta(i.etaSeconds)} left`
+      return `  ${i.name}${category}: ${i.state} ${i.percent}%${rate}${left}${reason}`
     }),
     ...(open.length > MAX_LINES ? [`  … and ${open.length - MAX_LINES} more (see --json)`] : [])
   ]

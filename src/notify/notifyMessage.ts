@@ -1,7 +1,8 @@
 /**
  * One notification for a batch of events (pure): a title with the counts, a body with the
  * first NOTIFY_LIST_LIMIT items of each kind and how many more, and the batch's level. A pass
- * with 500 failed files is one message of a few lines.
+ * with 500 failed files is one message of a few lines. Releases and downloads are named by
+ * what they are (a release's name and category, a download's folder), never by an id.
  */
 import { type EventLevel, levelOf, type MirrorEvent } from "../events/MirrorEvent.ts"
 
@@ -75,7 +76,7 @@ export const notifyMessage = (events: ReadonlyArray<MirrorEvent>): NotifyMessage
     sections.push(
       listed(
         "Downloads complete:",
-        downloads.map((e) => e.downloadId)
+        downloads.map((e) => downloadName(e.paths) ?? e.downloadId)
       )
     )
   }
@@ -89,6 +90,20 @@ export const notifyMessage = (events: ReadonlyArray<MirrorEvent>): NotifyMessage
   }
   const level = events.reduce<EventLevel>((worst, e) => higher(worst, levelOf(e)), "info")
   return { title: `dlsync: ${titles.join(", ") || "news"}`, body: sections.join("\n\n"), level }
+}
+
+/** What a download holds, by its paths: their common folder (a release's), else its one file; undefined for none. */
+export const downloadName = (paths: ReadonlyArray<string>): string | undefined => {
+  const [first, ...rest] = paths.map((p) => p.split("/"))
+  if (first === undefined) return undefined
+  if (rest.length === 0) return first.join("/")
+  let common = first.length - 1
+  for (const segments of rest) {
+    let i = 0
+    while (i < common && segments[i] === first[i]) i++
+    common = i
+  }
+  return common === 0 ? `${first.join("/")} and ${rest.length} more` : first.slice(0, common).join("/")
 }
 
 const RANK: Readonly<Record<EventLevel, number>> = { info: 0, warn: 1, error: 2 }

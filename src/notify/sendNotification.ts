@@ -14,6 +14,7 @@ import type { Outbound } from "../outbound/Outbound.ts"
 import { type DeliveryFailed, exchangeOk } from "../outbound/retryDelivery.ts"
 import type { NotifyMessage } from "./notifyMessage.ts"
 import { signWebhook } from "./signWebhook.ts"
+import { webhookEvent } from "./webhookPayload.ts"
 
 /** Events sent in full in one webhook payload; the rest are counted. */
 export const WEBHOOK_MAX_EVENTS = 100
@@ -65,7 +66,7 @@ export const notificationAttempt = Effect.fnUntraced(function* (
             title: message.title,
             level: message.level,
             counts,
-            events: events.slice(0, WEBHOOK_MAX_EVENTS),
+            events: events.slice(0, WEBHOOK_MAX_EVENTS).map(webhookEvent),
             omitted: Math.max(0, events.length - WEBHOOK_MAX_EVENTS)
           }
         })

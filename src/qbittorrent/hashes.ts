@@ -2,18 +2,16 @@
  * Torrent hashes as the qBittorrent API carries them, and the intake identities behind
  * them. The apps send a v1 info-hash (40 hex digits, any case; `|` between several, or
  * `all`); qBittorrent identifies a v2-only torrent by the first 40 digits of its v2 hash,
- * so a 64-digit hash is cut the same way. Answers always carry lowercase. Pure.
+ * so a 64-digit hash is cut the same way. A part that is not a hash names no torrent (as in
+ * qBittorrent, whose actions skip it). Answers always carry lowercase. Pure.
  */
 import { IntakeId } from "../domain/IntakeId.ts"
 
-export type HashSelection =
-  | { readonly _tag: "All" }
-  | { readonly _tag: "Ids"; readonly ids: ReadonlyArray<IntakeId> }
-  | { readonly _tag: "Invalid"; readonly problem: string }
+export type HashSelection = { readonly _tag: "All" } | { readonly _tag: "Ids"; readonly ids: ReadonlyArray<IntakeId> }
 
 const BTIH = "btih:"
 
-/** Parses a `hashes` (or `hash`) parameter. */
+/** Parses a `hashes` (or `hash`) parameter; parts that are not hashes are left out. */
 export const parseHashes = (text: string): HashSelection => {
   const trimmed = text.trim()
   if (trimmed.toLowerCase() === "all") return { _tag: "All" }
@@ -22,11 +20,7 @@ export const parseHashes = (text: string): HashSelection => {
     const hash = part.trim()
     if (hash === "") continue
     const id = idOfHash(hash)
-    if (id === undefined) {
-      const shown = JSON.stringify(hash.length > 70 ? `${hash.slice(0, 70)}…` : hash)
-      return { _tag: "Invalid", problem: `${shown} is not a torrent hash (40 hexadecimal digits)` }
-    }
-    ids.push(id)
+    if (id !== undefined) ids.push(id)
   }
   return { _tag: "Ids", ids }
 }

@@ -32,6 +32,7 @@ import { type HealthServerError, serveLocally } from "../server/LocalServer.ts"
 import { type BodyRefused, CLOSE_CONNECTION, readMultipart, readUrlEncoded } from "../server/requestBody.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
 import { answer, checkApiKey, failure, type Json, type SabnzbdCall } from "./sabnzbdApi.ts"
+import { respond } from "./sabnzbdOutput.ts"
 
 /** The largest upload taken with the API key: an NZB of a big season pack is tens of MB. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -87,7 +88,7 @@ const listening = (
   const serveApi = (request: HttpServerRequest.HttpServerRequest) =>
     isApiPath(request.url)
       ? readCall(request, limits).pipe(
-          Effect.flatMap((call) => Effect.map(answer(apiOptions, call), (body) => json(200, body))),
+          Effect.flatMap((call) => Effect.map(answer(apiOptions, call), (reply) => respond(call.params, reply))),
           Effect.catchTag("BadRequest", (bad) =>
             Effect.succeed(json(bad.status, failure(bad.problem), bad.status === 400 ? {} : CLOSE_CONNECTION))
           )

@@ -50,7 +50,7 @@ describe("after-landing configuration", () => {
           ["pass_complete", ["/bin/sh"], 120_000]
         ]
       )
-      assert.deepStrictEqual(config.notify[0]?.events, ["file_failed", "deletion_held"])
+      assert.deepStrictEqual(config.notify[0]?.events, ["file_failed", "release_failed", "deletion_held"])
       assert.strictEqual(config.notify[0]?.level, "info")
       assert.isNull(config.notify[0]?.secret)
       assert.deepStrictEqual(config.notify[1]?.events, ["file_complete"])
@@ -62,7 +62,7 @@ describe("after-landing configuration", () => {
       for (const secret of ["jf-key", "plex-token", "my-topic", "whsec_abc"]) assert.notInclude(shown, secret)
       assert.deepStrictEqual(view.notify?.[0], {
         url: "<redacted: ntfy (ntfy.sh)>",
-        events: ["file_failed", "deletion_held"],
+        events: ["file_failed", "release_failed", "deletion_held"],
         level: "info",
         secret: null
       })

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
-import { Effect, Ref } from "effect"
+import { Effect, Option, Ref } from "effect"
 import { IntakeId } from "../../src/domain/IntakeId.ts"
 import { type AddOptions, Intake, IntakeError, type IntakeItem, type IntakeSource } from "../../src/intake/Intake.ts"
 
@@ -35,7 +35,12 @@ export const makeMemoryIntake = (root: string, configuredCategories: ReadonlyArr
     const update = (id: IntakeId, f: (item: IntakeItem) => IntakeItem) =>
       Ref.update(items, (all) => all.map((item) => (item.id === id ? f(item) : item)))
 
+    const sources = new Map<string, IntakeSource>()
     const intake = Intake.of({
+      source: (id) =>
+        Effect.map(Ref.get(items), (all) =>
+          all.some((i) => i.id === id) ? Option.fromNullishOr(sources.get(id)) : Option.none()
+        ),
       add: (source, options) =>
         Effect.gen(function* () {
           added.push({ source, options })
@@ -44,6 +49,7 @@ export const makeMemoryIntake = (root: string, configuredCategories: ReadonlyArr
             return yield* new IntakeError({ reason: "invalid", problem: `not a readable ${source._tag}` })
           }
           tombstones.delete(identity.id)
+          if (!sources.has(identity.id)) sources.set(identity.id, source)
           const existing = (yield* Ref.get(items)).find((i) => i.id === identity.id)
           if (existing !== undefined) return existing
           const name = options.name ?? identity.name

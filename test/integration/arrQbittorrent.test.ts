@@ -220,6 +220,7 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
         reason: null,
         percent: 100,
         size: 210_000,
+        remaining: 0,
         rate: 0,
         etaSeconds: 0,
         contentPath: Path.join(b.root, "tv", "Pack.S02")
@@ -234,6 +235,7 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
         percent: 0,
         // The service's size of the download (its files, sample and subtitles included), as the API showed it.
         size: blocked?.size,
+        remaining: blocked?.size,
         rate: 0,
         etaSeconds: null,
         contentPath: Path.join(b.root, "tv", "Blocked.Movie")

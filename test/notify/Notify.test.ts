@@ -4,16 +4,14 @@
  * library, ntfy, Discord and the Apprise API. Batching on the TestClock.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Logger, Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import { TestClock } from "effect/testing"
-import type { NotifySettings } from "../../src/config/afterLandingSettings.ts"
-import { NOTIFY_EVENTS_DEFAULT } from "../../src/config/afterLandingSettings.ts"
 import { notifyTarget } from "../../src/domain/notifyTarget.ts"
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
-import { mirrorEventsLayer, publishEvent } from "../../src/events/MirrorEvents.ts"
-import { notifyLayer } from "../../src/notify/Notify.ts"
+import { publishEvent } from "../../src/events/MirrorEvents.ts"
 import { DELIVERY_ATTEMPTS } from "../../src/outbound/retryDelivery.ts"
 import { advanceUntil, apprise, discord, ntfy, standIn, webhookReceiver } from "../standins/recordingServer.ts"
+import { target, withNotify } from "./notifyTargets.ts"
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
@@ -29,19 +27,6 @@ const failed = (i: number): MirrorEvent => ({
 })
 
 const landed = (i: number): MirrorEvent => ({ ...failed(i), _tag: "file_complete" }) as MirrorEvent
-
-const target = (url: string, extra: Partial<NotifySettings> = {}): NotifySettings => ({
-  url: Redacted.make(url),
-  events: NOTIFY_EVENTS_DEFAULT,
-  level: "info",
-  secret: null,
-  ...extra
-})
-
-const withNotify = (targets: ReadonlyArray<NotifySettings>, body: Effect.Effect<void>, logs: Array<string> = []) =>
-  Effect.scoped(
-    Effect.provide(body, Layer.fresh(notifyLayer(targets).pipe(Layer.provideMerge(mirrorEventsLayer))))
-  ).pipe(Effect.provide(Logger.layer([Logger.make((o) => logs.push(Logger.formatLogFmt.log(o)))])))
 
 /** 500 failed files, and as many that landed, over a minute. */
 const aBadPass = Effect.gen(function* () {

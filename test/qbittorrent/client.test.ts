@@ -113,7 +113,7 @@ describe("qBittorrent API through @ctrl/qbittorrent", () => {
       const c = makeTorrent("C.Release")
       for (const t of [c, a, b]) yield* call(() => client.addTorrent(t.content, { category: "tv" }))
       const id = (hash: string) => IntakeId.make(`btih:${hash}`)
-      control.set(id(a.hash), { state: "downloading", progress: 0.5, remaining: 2048, etaSeconds: 10 })
+      control.set(id(a.hash), { state: "downloading", progress: 0.5, remaining: 2048, rate: 205, etaSeconds: 10 })
       yield* control.complete(id(b.hash))
       control.fail(id(c.hash), "blocked by the service")
 
@@ -240,6 +240,83 @@ describe("qBittorrent API through @ctrl/qbittorrent", () => {
       const [done] = yield* call(() => client.listTorrents({ category: "tv", filter: "completed" }))
       assert.strictEqual(done?.content_path, Path.join(root, "tv", "Show.S04E01.mkv"))
       assert.isTrue(Fs.statSync(done?.content_path ?? "").isFile())
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("getAllData, getSyncMainData (a full update, then the changes since its rid) and torrentTrackers", () =>
+    Effect.gen(function* () {
+      const { url, control } = yield* startQbit({ categories: ["tv"] })
+      const client = clientOf(url)
+      const t = makeTorrent("Show.S07E01.mkv")
+      yield* call(() => client.addMagnet(MAGNET, { category: "tv", tags: "sonarr" }))
+
+      const all = yield* call(() => client.getAllData())
+      assert.deepStrictEqual(
+        all.torrents.map((x) => [x.id, x.label, x.state]),
+        [[MAGNET_HASH, "tv", "queued"]]
+      )
+      assert.deepStrictEqual(all.labels, [{ id: "tv", name: "tv", count: 1 }])
+
+      const full = yield* call(() => client.getSyncMainData())
+      assert.isTrue(full.full_update)
+      assert.deepStrictEqual(Object.keys(full.torrents ?? {}), [MAGNET_HASH])
+      assert.strictEqual(
+        full.torrents?.[MAGNET_HASH]?.magnet_uri,
+        `magnet:?xt=urn:btih:${MAGNET_HASH}&dn=Show.S01E01.1080p&tr=http%3a%2f%2ftracker.invalid%2fannounce`
+      )
+      assert.deepStrictEqual(full.categories?.tv?.name, "tv")
+      assert.deepStrictEqual(full.tags, ["sonarr"])
+      assert.deepStrictEqual(full.trackers, { "http://tracker.invalid/announce": [MAGNET_HASH] })
+      assert.strictEqual(full.server_state?.connection_status, "connected")
+
+      const quiet = yield* call(() => client.getSyncMainData(full.rid))
+      assert.strictEqual(quiet.rid, full.rid + 1)
+      assert.isUndefined(quiet.full_update)
+      assert.isUndefined(quiet.torrents, "nothing changed")
+
+      yield* call(() => client.addTorrent(t.content, { category: "tv" }))
+      control.set(IntakeId.make(`btih:${MAGNET_HASH}`), {
+        state: "downloading",
+        progress: 0.25,
+        remaining: 750,
+        rate: 100,
+        etaSeconds: 8
+      })
+      const delta = yield* call(() => client.getSyncMainData(quiet.rid))
+      assert.deepStrictEqual(Object.keys(delta.torrents ?? {}).sort(), [MAGNET_HASH, t.hash].sort())
+      const changed: Readonly<Record<string, unknown>> | undefined = delta.torrents?.[MAGNET_HASH]
+      assert.deepStrictEqual(changed, {
+        // Only the keys that changed: the view's numbers as qBittorrent names them.
+        amount_left: 750,
+        completed: 250,
+        dlspeed: 100,
+        downloaded: 250,
+        downloaded_session: 250,
+        eta: 8,
+        progress: 0.25,
+        state: "downloading"
+      })
+      assert.strictEqual(delta.torrents?.[t.hash]?.name, "Show.S07E01.mkv", "a new torrent comes whole")
+
+      yield* call(() => client.removeTorrent(MAGNET_HASH, false))
+      const removed = yield* call(() => client.getSyncMainData(delta.rid))
+      assert.deepStrictEqual(removed.torrents_removed, [MAGNET_HASH])
+      // The .torrent announces to the same tracker: it stays, with one torrent fewer.
+      assert.deepStrictEqual(removed.trackers, { "http://tracker.invalid/announce": [t.hash] })
+      assert.isUndefined(removed.trackers_removed)
+      // An unknown (or too old) rid gets a full update.
+      assert.isTrue((yield* call(() => client.getSyncMainData(999_999))).full_update)
+
+      const trackers = yield* call(() => client.torrentTrackers(t.hash))
+      assert.deepStrictEqual(
+        trackers.map((x) => [x.url, x.status, x.tier]),
+        [
+          ["** [DHT] **", 0, -1],
+          ["** [PeX] **", 0, -1],
+          ["** [LSD] **", 0, -1],
+          ["http://tracker.invalid/announce", 1, 0]
+        ]
+      )
     }).pipe(Effect.scoped)
   )
 })

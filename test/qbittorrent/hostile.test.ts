@@ -98,26 +98,32 @@ describe("qBittorrent API: hostile and mistaken input", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.effect("hashes: malformed is 400, unknown is 404 for one-torrent reads and skipped by actions", () =>
-    Effect.gen(function* () {
-      const { url, control } = yield* startQbit()
-      const unknown = "f".repeat(40)
-      const malformed = yield* send(url, "GET", "torrents/properties?hash=../../etc/passwd")
-      assert.strictEqual(malformed.status, 400)
-      assert.include(malformed.body, "is not a torrent hash")
-      assert.strictEqual((yield* send(url, "GET", `torrents/properties?hash=${unknown}`)).status, 404)
-      assert.strictEqual((yield* send(url, "GET", `torrents/files?hash=${unknown}`)).status, 404)
-      assert.strictEqual((yield* send(url, "GET", "torrents/properties")).status, 400)
-      assert.strictEqual((yield* send(url, "GET", "torrents/info?hashes=zz|yy")).status, 400)
-      assert.strictEqual((yield* post(url, "torrents/delete", { hashes: "nothex", deleteFiles: "true" })).status, 400)
-      assert.strictEqual((yield* post(url, "torrents/delete", { hashes: unknown, deleteFiles: "true" })).status, 200)
-      assert.strictEqual((yield* post(url, "torrents/delete", {})).status, 400)
-      assert.deepStrictEqual(
-        control.calls.filter((c) => c.method === "remove"),
-        [],
-        "nothing reached the intake"
-      )
-    }).pipe(Effect.scoped)
+  it.effect(
+    "hashes as qBittorrent reads them: a malformed or unknown one names no torrent (404 for one-torrent reads, skipped by actions and info)",
+    () =>
+      Effect.gen(function* () {
+        const { url, control } = yield* startQbit()
+        const unknown = "f".repeat(40)
+        for (const read of ["properties", "files", "trackers"]) {
+          assert.strictEqual((yield* send(url, "GET", `torrents/${read}?hash=../../etc/passwd`)).status, 404, read)
+          assert.strictEqual((yield* send(url, "GET", `torrents/${read}?hash=${unknown}`)).status, 404, read)
+          assert.strictEqual((yield* send(url, "GET", `torrents/${read}`)).status, 400, read)
+        }
+        assert.strictEqual((yield* send(url, "GET", `sync/torrentPeers?hash=${unknown}`)).status, 404)
+        const info = yield* send(url, "GET", "torrents/info?hashes=zz|yy")
+        assert.deepStrictEqual([info.status, info.body], [200, "[]"])
+        assert.strictEqual((yield* post(url, "torrents/delete", { hashes: "nothex", deleteFiles: "true" })).status, 200)
+        assert.strictEqual((yield* post(url, "torrents/delete", { hashes: unknown, deleteFiles: "true" })).status, 200)
+        assert.strictEqual((yield* post(url, "torrents/delete", {})).status, 400)
+        assert.strictEqual((yield* post(url, "torrents/stop", { hashes: "nothex" })).status, 200)
+        assert.deepStrictEqual(
+          control.calls.filter((c) => c.method === "remove" || c.method === "pause"),
+          [],
+          "nothing reached the intake"
+        )
+        const filter = yield* send(url, "GET", "torrents/info?filter=everything")
+        assert.deepStrictEqual([filter.status, filter.body], [200, "[]"])
+      }).pipe(Effect.scoped)
   )
 
   it.effect(
@@ -129,11 +135,12 @@ describe("qBittorrent API: hostile and mistaken input", () => {
           (yield* post(url, "torrents/add", { urls: `magnet:?xt=urn:btih:${"a".repeat(40)}` })).body,
           "Ok."
         )
-        // qBittorrent reads an unknown filter as "all".
-        for (const filter of ["everything", "__proto__", "valueOf", "constructor", "toString", "hasOwnProperty"]) {
-          const listed = yield* send(url, "GET", `torrents/info?filter=${filter}&sort=${filter}`)
-          assert.strictEqual(listed.status, 200, filter)
-          assert.lengthOf(JSON.parse(listed.body), 1, filter)
+        // qBittorrent reads an unknown filter as "all", and refuses a sort by an unknown field.
+        for (const name of ["everything", "__proto__", "valueOf", "constructor", "toString", "hasOwnProperty"]) {
+          const listed = yield* send(url, "GET", `torrents/info?filter=${name}`)
+          assert.strictEqual(listed.status, 200, name)
+          assert.lengthOf(JSON.parse(listed.body), 1, name)
+          assert.strictEqual((yield* send(url, "GET", `torrents/info?sort=${name}`)).status, 400, name)
         }
         for (const path of ["__proto__", "constructor", "toString", "torrents/__proto__", "app/valueOf"]) {
           assert.strictEqual((yield* send(url, "GET", path)).status, 404, path)
@@ -168,23 +175,28 @@ describe("qBittorrent API: hostile and mistaken input", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.effect("add: no source is a 400; unreadable sources answer Fails. (as qBittorrent)", () =>
-    Effect.gen(function* () {
-      const { url, control } = yield* startQbit()
-      const none = yield* post(url, "torrents/add", { category: "tv" })
-      assert.strictEqual(none.status, 400)
-      assert.include(none.body, '"urls"')
-      assert.strictEqual((yield* post(url, "torrents/add", { urls: "magnet:?dn=no-hash" })).body, "Fails.")
-      assert.strictEqual((yield* post(url, "torrents/add", { urls: "ftp://example.org/x.torrent" })).body, "Fails.")
-      const form = new FormData()
-      form.append("torrents", new Blob(["not bencode"]), "broken.torrent")
-      assert.strictEqual((yield* send(url, "POST", "torrents/add", form)).body, "Fails.")
-      assert.lengthOf(control.items(), 0)
-      // One good source among bad ones: Ok. (qBittorrent's partial success).
-      const mixed = yield* post(url, "torrents/add", { urls: `magnet:?dn=x\nmagnet:?xt=urn:btih:${"d".repeat(40)}` })
-      assert.strictEqual(mixed.body, "Ok.")
-      assert.lengthOf(control.items(), 1)
-    }).pipe(Effect.scoped)
+  it.effect(
+    "add: no source and unreadable links answer Fails., a file that is not a torrent 415 (as qBittorrent)",
+    () =>
+      Effect.gen(function* () {
+        const { url, control } = yield* startQbit()
+        const none = yield* post(url, "torrents/add", { category: "tv" })
+        assert.deepStrictEqual([none.status, none.body], [200, "Fails."])
+        assert.strictEqual((yield* post(url, "torrents/add", { urls: "magnet:?dn=no-hash" })).body, "Fails.")
+        assert.strictEqual((yield* post(url, "torrents/add", { urls: "ftp://example.org/x.torrent" })).body, "Fails.")
+        const form = new FormData()
+        form.append("torrents", new Blob(["not bencode"]), "broken.torrent")
+        const broken = yield* send(url, "POST", "torrents/add", form)
+        assert.deepStrictEqual(
+          [broken.status, broken.body],
+          [415, "Error: 'broken.torrent' is not a valid torrent file."]
+        )
+        assert.lengthOf(control.items(), 0)
+        // One good source among bad ones: Ok. (qBittorrent's partial success).
+        const mixed = yield* post(url, "torrents/add", { urls: `magnet:?dn=x\nmagnet:?xt=urn:btih:${"d".repeat(40)}` })
+        assert.strictEqual(mixed.body, "Ok.")
+        assert.lengthOf(control.items(), 1)
+      }).pipe(Effect.scoped)
   )
 
   it.effect(

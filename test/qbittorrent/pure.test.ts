@@ -53,14 +53,17 @@ describe("categoryProblem", () => {
 })
 
 describe("parseHashes", () => {
-  it("any case, | between several, all; 64-digit (v2) hashes cut to 40; anything else invalid", () => {
+  it("any case, | between several, all; 64-digit (v2) hashes cut to 40; a part that is not a hash names nothing", () => {
     const hex = "AbCdEf0123456789abcdef0123456789ABCDEF01"
     assert.deepStrictEqual(parseHashes(`${hex}|${"1".repeat(64)}`), {
       _tag: "Ids",
       ids: [IntakeId.make(`btih:${hex.toLowerCase()}`), IntakeId.make(`btih:${"1".repeat(40)}`)]
     })
     assert.deepStrictEqual(parseHashes("ALL"), { _tag: "All" })
-    assert.strictEqual(parseHashes("abc")._tag, "Invalid")
+    assert.deepStrictEqual(parseHashes(`abc|${hex}`), {
+      _tag: "Ids",
+      ids: [IntakeId.make(`btih:${hex.toLowerCase()}`)]
+    })
     assert.strictEqual(hashOfId(IntakeId.make(`sha256:${"a".repeat(64)}`)), undefined)
   })
 })
@@ -88,21 +91,22 @@ describe("torrentInfo", () => {
     files: []
   }
   const context = { now: 2_000_000, pathMap: [] }
+  const none = { tags: [], facts: { trackers: [] } }
 
   it("never says progress 1 before the item is completed, and every number is finite", () => {
-    const info = torrentInfo(item, [], context)
+    const info = torrentInfo(item, none, context)
     assert.isBelow(Number(info?.progress), 1)
     assert.strictEqual(info?.state, "downloading")
     assert.strictEqual(info?.eta, UNKNOWN_ETA)
     assert.strictEqual(info?.completion_on, -1)
-    const odd = torrentInfo({ ...item, size: Number.NaN, progress: Number.NaN, etaSeconds: Infinity }, [], context)
+    const odd = torrentInfo({ ...item, size: Number.NaN, progress: Number.NaN, etaSeconds: Infinity }, none, context)
     for (const [key, value] of Object.entries(odd ?? {})) {
       if (typeof value === "number") assert.isTrue(Number.isFinite(value), key)
     }
   })
 
   it("a completed item: stoppedUP, progress 1, nothing left, seeding since completion", () => {
-    const info = torrentInfo({ ...item, state: "completed", completedAt: 1_500_000 }, [], context)
+    const info = torrentInfo({ ...item, state: "completed", completedAt: 1_500_000 }, none, context)
     assert.deepStrictEqual(
       [info?.state, info?.progress, info?.amount_left, info?.completion_on, info?.seeding_time, info?.last_activity],
       ["stoppedUP", 1, 0, 1500, 500, 1500]
@@ -110,6 +114,6 @@ describe("torrentInfo", () => {
   })
 
   it("an item that is not a torrent (an NZB) is not shown", () => {
-    assert.isUndefined(torrentInfo({ ...item, id: IntakeId.make(`sha256:${"b".repeat(64)}`) }, [], context))
+    assert.isUndefined(torrentInfo({ ...item, id: IntakeId.make(`sha256:${"b".repeat(64)}`) }, none, context))
   })
 })

@@ -2,14 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { IntakeId } from "../../src/domain/IntakeId.ts"
 import type { IntakeItem, IntakeState } from "../../src/intake/Intake.ts"
 import { toAppPath } from "../../src/paths/pathMap.ts"
-import {
-  formatTimeLeft,
-  historySlot,
-  isQueued,
-  megabytes,
-  nzoIdOf,
-  queueSlot
-} from "../../src/sabnzbd/sabnzbdFormat.ts"
+import * as Format from "../../src/sabnzbd/sabnzbdFormat.ts"
+
+const { formatTimeLeft, historySlot, isQueued, megabytes, nzoIdOf, queueSlot, toUnits } = Format
 
 describe("SABnzbd formats", () => {
   it("timeleft is H:MM:SS under a day and D:HH:MM:SS from a day on, as SABnzbd's format_time_left", () => {
@@ -67,15 +62,31 @@ describe("intake states as SABnzbd statuses", () => {
     files: []
   })
 
+  const NORMAL = { priority: 0, nzbSize: 0 }
+
+  it("before the service knows a size, the NZB's own size is shown; the priority the app set is named", () => {
+    const unknown = { ...item("queued"), size: 0, remaining: 0 }
+    const slot = queueSlot(unknown, 0, { priority: 1, nzbSize: 3 * 1024 * 1024 })
+    assert.deepStrictEqual([slot.mb, slot.mbleft, slot.percentage, slot.priority], ["3.00", "3.00", "0", "High"])
+    assert.deepStrictEqual([slot.size, slot.sizeleft], ["3.0 MB", "3.0 MB"])
+  })
+
+  it("to_units: K/M/G steps of 1024, one decimal from M on", () => {
+    assert.deepStrictEqual(
+      [toUnits(0), toUnits(1023, "B"), toUnits(1536, "B"), toUnits(5 * 1024 ** 2), toUnits(1.5 * 1024 ** 3, "B")],
+      ["0 ", "1023 B", "2 KB", "5.0 M", "1.5 GB"]
+    )
+  })
+
   it("queued → Queued, paused → Paused, downloading and mirroring → Downloading, in the queue", () => {
     const statuses = (["queued", "paused", "downloading", "mirroring"] as const).map((state) => {
       assert.isTrue(isQueued(item(state)))
-      return queueSlot(item(state), 0).status
+      return queueSlot(item(state), 0, NORMAL).status
     })
     assert.deepStrictEqual(statuses, ["Queued", "Paused", "Downloading", "Downloading"])
-    assert.strictEqual(queueSlot(item("downloading"), 0).timeleft, "1:01:40")
-    assert.strictEqual(queueSlot(item("paused"), 0).timeleft, "0:00:00")
-    assert.strictEqual(queueSlot(item("queued"), 0).cat, "*", "no category is SABnzbd's *")
+    assert.strictEqual(queueSlot(item("downloading"), 0, NORMAL).timeleft, "1:01:40")
+    assert.strictEqual(queueSlot(item("paused"), 0, NORMAL).timeleft, "0:00:00")
+    assert.strictEqual(queueSlot(item("queued"), 0, NORMAL).cat, "*", "no category is SABnzbd's *")
   })
 
   it("completed → Completed and failed → Failed with its reason, in the history, under the same nzo_id", () => {
@@ -85,7 +96,7 @@ describe("intake states as SABnzbd statuses", () => {
     assert.isFalse(isQueued(item("failed")))
     assert.deepStrictEqual([completed.status, completed.fail_message], ["Completed", ""])
     assert.deepStrictEqual([failed.status, failed.fail_message], ["Failed", "expired before it was selected"])
-    assert.strictEqual(completed.nzo_id, queueSlot(item("queued"), 0).nzo_id)
+    assert.strictEqual(completed.nzo_id, queueSlot(item("queued"), 0, NORMAL).nzo_id)
     assert.strictEqual(nzoIdOf(item("queued").id), `SABnzbd_nzo_${"ab".repeat(20)}`)
     assert.strictEqual(completed.storage, "/srv/dlsync/Show")
   })

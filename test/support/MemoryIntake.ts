@@ -15,7 +15,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { magnetDecode } from "@ctrl/magnet-link"
 import { files as torrentFiles, hash as torrentHash } from "@ctrl/torrent-file"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { IntakeId } from "../../src/domain/IntakeId.ts"
 import {
   type AddOptions,
@@ -61,6 +61,7 @@ export const makeMemoryIntake = (root: string, configured: ReadonlyArray<string>
       const existing = items.get(identified.id)
       if (existing !== undefined) return existing
       tombstones.delete(identified.id)
+      sources.set(identified.id, source)
       if (options.category !== "") categories.add(options.category)
       const now = yield* Clock.currentTimeMillis
       const item = itemOf(identified, options, now, savePathOf(options.category))
@@ -68,8 +69,10 @@ export const makeMemoryIntake = (root: string, configured: ReadonlyArray<string>
       return item
     })
 
+  const sources = new Map<IntakeId, IntakeSource>()
   const intake = Intake.of({
     add,
+    source: (id) => Effect.sync(() => (items.has(id) ? Option.fromNullishOr(sources.get(id)) : Option.none())),
     list: (filter?: ListFilter) =>
       Effect.sync(() =>
         [...items.values()].filter(
