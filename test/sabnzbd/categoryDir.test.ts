@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { Intake } from "../../src/intake/Intake.ts"
 import { answer } from "../../src/sabnzbd/sabnzbdApi.ts"
+import { jsonOf } from "../../src/sabnzbd/sabnzbdOutput.ts"
 import { makeMemoryIntake } from "../intake/memoryIntake.ts"
 import { readConfig } from "./sonarrReads.ts"
 
@@ -27,7 +28,7 @@ describe("SABnzbd get_config: category folders", () => {
           files: []
         }
       ).pipe(Effect.provideService(Intake, memory.intake))
-      const categories = readConfig(JSON.stringify(config)).categories
+      const categories = readConfig(JSON.stringify(jsonOf(config))).categories
       assert.deepStrictEqual(
         categories.filter((c) => c.name !== "*"),
         [
