@@ -8,9 +8,9 @@
  * stream and an AbortController whose abort builds a DOMException with a stack, which cost
  * ≈ 0.6 ms of CPU per request: 2,000 link requests took 1.2–1.6 CPU s through it against
  * 0.3 s through a bare client (bench/run.ts asks one link per file, so small files paid it
- * on every file). Why not undici (the wire until session 11): its Agent loads node:http2 and
- * compiles a WebAssembly HTTP parser in every process, ≈ 0.08 CPU s of each `run --once`
- * that Node's built-in parser does not cost.
+ * on every file). Why not undici: its Agent loads node:http2 and compiles a WebAssembly HTTP
+ * parser in every process, ≈ 0.08 CPU s of each `run --once` that Node's built-in parser
+ * does not cost.
  *
  * Every failure says how far the exchange got, which is what retry safety needs:
  * `connect` (no answer; `cause` tells whether the request was provably never sent),
@@ -79,8 +79,8 @@ export class ApiTransport extends Context.Service<
 // ---------------------------------------------------------------------------------------
 
 /**
- * A kept-alive socket idle this long is closed by us (undici's default, which the client had
- * before): Node's Agent otherwise keeps it until the server says otherwise, and a server, proxy
+ * A kept-alive socket idle this long is closed by us (undici's default): Node's Agent
+ * otherwise keeps it until the server says otherwise, and a server, proxy
  * or NAT that drops idle connections without a word would meet the next request, perhaps a
  * POST that may not be sent again. A request in progress is bounded by its own deadline.
  */

@@ -46,7 +46,7 @@ export class RemoteSync extends Context.Service<
     Effect.gen(function* () {
       const store = yield* Store
       const api = yield* ApiClient
-      // Poster data only when posters are on (a change restarts the feed: spec rule 8).
+      // Poster data only when posters are on (a change restarts the feed: the change feed's rule 8 in docs/download-service-api.md).
       const includePoster = yield* PostersOn
 
       const listing = Effect.fnUntraced(function* (reason: string, options: CatchUpOptions) {

@@ -39,7 +39,7 @@ CREATE INDEX remote_items_generation ON remote_items (generation);
 
 -- feed_state: exactly one row (id = 1), how far the store has followed the service.
 -- Invariants: \`cursor\` is meaningful only for the query parameters stored beside it (mode,
--- kind, include_media, include_poster; spec rule 8): changing any of them discards it and
+-- kind, include_media, include_poster; the change feed's rule 8 in docs/download-service-api.md): changing any of them discards it and
 -- starts a rebuild. \`cursor\` is written only in the transaction that applies the page it
 -- follows. \`generation\` is the last completed full listing (0: none yet); while
 -- \`rebuild_generation\` is set, a full listing into it is under way and \`cursor\` continues

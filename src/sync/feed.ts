@@ -15,7 +15,7 @@
  * - A rebuild (410, 422, no cursor to resume from) is a full listing into a new generation:
  *   what it does not contain is removed only when its last page commits, so no deletion is
  *   ever derived from an incomplete listing; an interrupted rebuild resumes from its cursor.
- * - Every request of one synchronisation uses the same query (spec rule 8): no `kind`,
+ * - Every request of one synchronisation uses the same query (the change feed's rule 8 in docs/download-service-api.md): no `kind`,
  *   no media, and posters only when they are on (the stored params say which, and turning
  *   them on or off restarts the feed). Filters apply locally, so a filter change never
  *   restarts the feed.
@@ -37,7 +37,7 @@ export const PAGE_LIMIT = 100
 /** Consecutive cursor restarts (410/422 without a page in between) before giving up. */
 export const MAX_FEED_RESTARTS = 3
 
-/** The query parameters of the change feed; kept constant (spec rule 8). */
+/** The query parameters of the change feed; kept constant (the change feed's rule 8 in docs/download-service-api.md). */
 export const CHANGES_PARAMS: FeedParams = { mode: "changes", kind: null, includeMedia: false, includePoster: false }
 
 /** What one catch-up did. */

@@ -1,6 +1,6 @@
 /**
  * The whole line through the SABnzbd API, as Sonarr and Radarr drive it (raw HTTP, the
- * calls of ../../shared/arr-download-client-surface.md): the real `dlsync run` daemon with
+ * calls of docs/arr-download-client-surface.md): the real `dlsync run` daemon with
  * `[sabnzbd]` on a loopback port, the emulator over real HTTP and the real disk. History
  * says Completed only when every file is whole on disk at `storage`; nothing temporary ever
  * shows in the category folder; a delete with del_files takes the service's record and the

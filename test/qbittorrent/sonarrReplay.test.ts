@@ -1,6 +1,6 @@
 /**
  * The exact HTTP sequence Sonarr makes against a qBittorrent client (Sonarr 49df353,
- * QBittorrentProxyV2.cs and QBittorrent.cs; ../../shared/arr-download-client-surface.md §3),
+ * QBittorrentProxyV2.cs and QBittorrent.cs; docs/arr-download-client-surface.md §3),
  * replayed with raw fetch, each answer read as Sonarr reads it:
  *   test ─► add (magnet over 1024 bytes: multipart; .torrent upload) ─► post-add calls
  *        ─► poll (status mapping, remaining, output path) ─► import ─► setCategory ─► delete
