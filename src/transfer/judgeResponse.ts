@@ -3,9 +3,8 @@
  * (leanGet.ts). Anything that could splice two versions of a file is a
  * `restart`; a refused link is `link`; server trouble is `transient`.
  */
+import type { Headers } from "./responseHead.ts"
 import { fault, type TransferFault } from "./TransferFault.ts"
-
-export type Headers = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
 export interface Validators {
   readonly etag: string | null

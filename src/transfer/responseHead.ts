@@ -3,13 +3,14 @@
  * body framing it declares. Pure; the byte-level scanning (line endings, size) is
  * responseParser.ts's.
  */
-import type { Headers } from "./judgeResponse.ts"
+
+/** Response headers by lower-cased name; a repeated header's values in order, as a list. */
+export type Headers = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
 export interface ResponseHead {
   readonly version: "1.0" | "1.1"
   readonly status: number
   readonly reason: string
-  /** Names lower-cased; a repeated header keeps its values in order, as a list. */
   readonly headers: Headers
   /** The connection may carry another request after this response (HTTP/1.1 without `Connection: close`). */
   readonly persistent: boolean

@@ -6,7 +6,6 @@
  */
 import * as NodePath from "node:path"
 import { Clock, Effect, Fiber, type Scope } from "effect"
-import type { FileId } from "../domain/FileId.ts"
 import type { LocalStat } from "../domain/LocalEntry.ts"
 import type { LocalOpError } from "../fs/LocalOpError.ts"
 import { land } from "../fs/landFile.ts"
@@ -16,18 +15,9 @@ import type { FileProgress } from "./ProgressTracker.ts"
 import { allWritten, planSegments, writtenBytes } from "./segments.ts"
 import { fetchMissing } from "./segmentWorkers.ts"
 import { fault, type TransferFault } from "./TransferFault.ts"
+import type { TransferRequest } from "./transferRequest.ts"
 import { type Deps, type FileState, io, type PartialFile } from "./transferState.ts"
 import { markPathFor } from "./writtenMark.ts"
-
-/** What an attempt needs of the transfer request (TransferEngine.ts `TransferRequest`). */
-export interface AttemptRequest {
-  readonly fileId: FileId
-  readonly size: number
-  readonly remoteMtime: Date
-  readonly root: string
-  readonly path: string
-  readonly replace: LocalStat | null
-}
 
 /**
  * One attempt: open, fetch every missing byte, and on success land the file. Returns the
@@ -35,7 +25,7 @@ export interface AttemptRequest {
  */
 export const attempt = Effect.fnUntraced(function* (
   deps: Deps,
-  request: AttemptRequest,
+  request: TransferRequest,
   partialAbs: string,
   partialRel: string,
   state: FileState,
@@ -133,7 +123,7 @@ export const attempt = Effect.fnUntraced(function* (
 }, Effect.scoped)
 
 /** The partial file of `request`. */
-export const partialFile = (request: AttemptRequest, partialRel: string, partialAbs: string): PartialFile => ({
+export const partialFile = (request: TransferRequest, partialRel: string, partialAbs: string): PartialFile => ({
   fileId: request.fileId,
   size: request.size,
   partialRel,
