@@ -43,6 +43,7 @@
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Random } from "effect"
+import type { LocalStat } from "../domain/LocalEntry.ts"
 import { resolveInRoot } from "../fs/containment.ts"
 import { DLSYNC_DIR } from "../fs/dlsyncDir.ts"
 import { LocalOpError } from "../fs/LocalOpError.ts"
@@ -53,8 +54,9 @@ import { LeanPool } from "./leanPool.ts"
 import { type FileProgress, ProgressTracker } from "./ProgressTracker.ts"
 import { rateLimitedUntilText } from "./progressFormat.ts"
 import { loadState, resetToZero, saveRecord } from "./resumeRecords.ts"
-import { decideRetry, NO_RETRIES } from "./retryDecision.ts"
+import { decideRetry, NO_RETRIES, type RetryDecision } from "./retryDecision.ts"
 import { writtenBytes } from "./segments.ts"
+import type { TransferFault } from "./TransferFault.ts"
 import { TransferFs } from "./TransferFs.ts"
 import { TransferJournal } from "./TransferJournal.ts"
 import { TransferLinks } from "./TransferLinks.ts"
@@ -151,58 +153,49 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
       progress.end(fp, "paused")
     }
 
-    let counts = NO_RETRIES
-    while (true) {
+    /** The room this file still needs: a result when there is not enough (or no answer). */
+    const shortOfSpace = Effect.fnUntraced(function* () {
       const stillNeeded = request.size - writtenBytes(state.segments ?? [])
       let free = yield* Effect.result(freeSpace(deps, request.root, false))
       if (free._tag === "Success" && free.success - stillNeeded < options.min_free_space) {
         free = yield* Effect.result(freeSpace(deps, request.root, true))
       }
       if (free._tag === "Failure") return yield* park(free.failure.message)
-      if (free.success - stillNeeded < options.min_free_space) {
-        pause("not enough free space")
-        return pausedForSpace(request.fileId, free.success, stillNeeded + options.min_free_space)
-      }
+      if (free.success - stillNeeded >= options.min_free_space) return undefined
+      pause("not enough free space")
+      return pausedForSpace(request.fileId, free.success, stillNeeded + options.min_free_space)
+    })
 
-      const outcome = yield* Effect.result(attempt(deps, request, partialAbs, partialRel, state, fp))
-      if (outcome._tag === "Success") {
-        const landed = outcome.success
-        if (landed instanceof LocalOpError) {
-          // The verified file may not go where it was meant to (something appeared there, a
-          // folder became a symlink…): dropped, as the next pass plans that path afresh.
-          progress.emit({ _tag: "Parked", fileId: request.fileId, name, reason: landed.message })
-          progress.end(fp, "parked")
-          return parked(request.fileId, landed.message, state.attempts + 1)
-        }
-        progress.emit({
-          _tag: "Finished",
-          fileId: request.fileId,
-          name,
-          size: request.size,
-          fetched: fp.fetched,
-          elapsedMs: (yield* Clock.currentTimeMillis) - fp.startedAt
-        })
-        progress.end(fp, "completed")
-        return {
-          _tag: "Completed",
-          fileId: request.fileId,
-          path: request.path,
-          written: landed,
-          fetched: fp.fetched,
-          attempts: state.attempts + 1
-        } satisfies TransferResult
+    /** The result of an attempt that ran to its end: landed, or refused by the landing. */
+    const landedResult = Effect.fnUntraced(function* (landed: LocalStat | LocalOpError) {
+      if (landed instanceof LocalOpError) {
+        // The verified file may not go where it was meant to (something appeared there, a
+        // folder became a symlink…): dropped, as the next pass plans that path afresh.
+        progress.emit({ _tag: "Parked", fileId: request.fileId, name, reason: landed.message })
+        progress.end(fp, "parked")
+        return parked(request.fileId, landed.message, state.attempts + 1)
       }
-      const fault = outcome.failure
-      const step = decideRetry({ failed: fault, counts, limits: options, random: yield* Random.next })
-      counts = step.counts
-      if (step.attempt) {
-        state.attempts++
-        state.lastError = fault.message
-        yield* Effect.logDebug("transfer attempt failed").pipe(
-          Effect.annotateLogs({ fileId: request.fileId, kind: fault.kind, reason: fault.message })
-        )
-      }
-      const decision = step.decision
+      progress.emit({
+        _tag: "Finished",
+        fileId: request.fileId,
+        name,
+        size: request.size,
+        fetched: fp.fetched,
+        elapsedMs: (yield* Clock.currentTimeMillis) - fp.startedAt
+      })
+      progress.end(fp, "completed")
+      return {
+        _tag: "Completed",
+        fileId: request.fileId,
+        path: request.path,
+        written: landed,
+        fetched: fp.fetched,
+        attempts: state.attempts + 1
+      } satisfies TransferResult
+    })
+
+    /** Carries out a decision after `fault`: a result when the call ends here, else undefined (try again). */
+    const carryOut = Effect.fnUntraced(function* (decision: RetryDecision, fault: TransferFault) {
       switch (decision._tag) {
         case "WaitForRateLimit": {
           // The account's rate limit, not this file's fault: waited out, never an attempt.
@@ -214,7 +207,7 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
           fp.rateLimitedUntil = until
           yield* Effect.sleep(Duration.millis(decision.delayMs))
           fp.rateLimitedUntil = null
-          break
+          return undefined
         }
         case "RateLimited": {
           const until = (yield* Clock.currentTimeMillis) + decision.delayMs
@@ -231,22 +224,19 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
             io("statfs", () => deps.fs.freeBytes(request.root)),
             () => 0
           )
-          return pausedForSpace(
-            request.fileId,
-            free,
-            request.size - writtenBytes(state.segments ?? []) + options.min_free_space
-          )
+          const needed = request.size - writtenBytes(state.segments ?? []) + options.min_free_space
+          return pausedForSpace(request.fileId, free, needed)
         }
         case "FreshLink":
           deps.linkCache.delete(request.fileId)
-          break
+          return undefined
         case "Restart":
           // The mark describes bytes of the old version: gone before anything new is written.
           yield* Effect.ignore(io("unlink", () => deps.fs.unlink(markPathFor(partialAbs))))
           resetToZero(state, decision.noRanges)
           fp.done = 0
           yield* saveRecord(deps, file, state)
-          break
+          return undefined
         case "Backoff":
           progress.emit({
             _tag: "Retrying",
@@ -258,8 +248,28 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
           })
           yield* saveRecord(deps, file, state)
           yield* Effect.sleep(decision.delayMs)
-          break
+          return undefined
       }
+    })
+
+    let counts = NO_RETRIES
+    while (true) {
+      const short = yield* shortOfSpace()
+      if (short !== undefined) return short
+      const outcome = yield* Effect.result(attempt(deps, request, partialAbs, partialRel, state, fp))
+      if (outcome._tag === "Success") return yield* landedResult(outcome.success)
+      const fault = outcome.failure
+      const step = decideRetry({ failed: fault, counts, limits: options, random: yield* Random.next })
+      counts = step.counts
+      if (step.attempt) {
+        state.attempts++
+        state.lastError = fault.message
+        yield* Effect.logDebug("transfer attempt failed").pipe(
+          Effect.annotateLogs({ fileId: request.fileId, kind: fault.kind, reason: fault.message })
+        )
+      }
+      const result = yield* carryOut(step.decision, fault)
+      if (result !== undefined) return result
     }
   }).pipe(
     Effect.onInterrupt(() => Effect.sync(() => active !== undefined && deps.progress.end(active, "paused"))),

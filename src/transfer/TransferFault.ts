@@ -86,7 +86,7 @@ export const faultFromParseError = (error: ParseError): TransferFault => {
     case "chunk-too-large":
       return fault("transient", `CDN sent a malformed chunked body: ${error.message}`)
     case "truncated":
-      return fault("transient", `CDN ${error.message}`)
+      return fault("transient", `CDN response cut short: ${error.message}`)
     default:
       return fault("transient", `CDN sent a malformed response head: ${error.message}`)
   }

@@ -184,16 +184,15 @@ export class ResponseParser {
       return null
     }
     if (this.framing === DONE) return null
-    return this.fail(
-      parseError(
-        "truncated",
-        this.head === null
-          ? "the connection ended before the response head"
-          : this.framing === LENGTH
-            ? `the connection ended ${this.left} bytes short of Content-Length`
-            : "the connection ended before the last chunk"
-      )
-    )
+    const short =
+      this.head === null
+        ? "before the response head"
+        : this.framing === LENGTH
+          ? `${this.left} bytes short of Content-Length`
+          : this.framing === CHUNKED
+            ? "before the last chunk"
+            : "before the body"
+    return this.fail(parseError("truncated", `the connection ended ${short}`))
   }
 
   // ---------------------------------------------------------------------------------------
