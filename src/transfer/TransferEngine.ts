@@ -1,7 +1,7 @@
 /**
  * The transfer engine: brings one remote file to its final path, resumably and verified.
  *
- *   journal.load ─► free space? ─► attempt ──────────────────────────────► finalize
+ *   journal.load ─► free space? ─► attempt (transferAttempt.ts) ──────────► finalize
  *                       │            │ link (cached until near expiry)       size check
  *                       │            │ N segment workers ─► leanGet ───────► fd  futimes, fsync
  *                       │            │      (TCP or TLS, reused buffers)     land (fs/landFile: checked
@@ -12,7 +12,8 @@
  *                       │            │ committer: fdatasync ─► journal.save, beside the
  *                       │            │   writers (per batch, then halving in the last one)
  *                       │            ▼
- *                       │         fault ─► link: fresh link · restart: from zero
+ *                       │         fault ─► retryDecision.ts (pure) ─► this file interprets it:
+ *                       │                  link: fresh link · restart: from zero
  *                       │                  transient: backoff · no-space: pause · fatal: park
  *                       │                  rate-limited: wait until the service's time,
  *                       │                  no attempt counted (beyond maxRateLimitWaitMs:
@@ -41,75 +42,31 @@
  */
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
-import { Clock, Context, Duration, Effect, Fiber, Layer, Random, type Scope } from "effect"
-import type { FileId } from "../domain/FileId.ts"
+import { Clock, Context, Duration, Effect, Layer, Random } from "effect"
 import type { LocalStat } from "../domain/LocalEntry.ts"
 import { resolveInRoot } from "../fs/containment.ts"
 import { DLSYNC_DIR } from "../fs/dlsyncDir.ts"
 import { LocalOpError } from "../fs/LocalOpError.ts"
-import { land } from "../fs/landFile.ts"
-import { backoffDelay } from "../pacing/backoff.ts"
 import { Bandwidth } from "./Bandwidth.ts"
 import { ConnectionBudget } from "./connectionBudget.ts"
-import { linkFor } from "./downloadLinks.ts"
-import { commit, commitLoop, markWriter } from "./durabilityCommitter.ts"
 import { freeSpace } from "./freeSpace.ts"
 import { LeanPool } from "./leanPool.ts"
 import { type FileProgress, ProgressTracker } from "./ProgressTracker.ts"
 import { rateLimitedUntilText } from "./progressFormat.ts"
 import { loadState, resetToZero, saveRecord } from "./resumeRecords.ts"
-import { allWritten, planSegments, writtenBytes } from "./segments.ts"
-import { fetchMissing } from "./segmentWorkers.ts"
-import { fault, type TransferFault } from "./TransferFault.ts"
+import { decideRetry, NO_RETRIES, type RetryDecision } from "./retryDecision.ts"
+import { writtenBytes } from "./segments.ts"
+import type { TransferFault } from "./TransferFault.ts"
 import { TransferFs } from "./TransferFs.ts"
 import { TransferJournal } from "./TransferJournal.ts"
 import { TransferLinks } from "./TransferLinks.ts"
 import type { TransferOptions } from "./TransferOptions.ts"
-import { type Deps, type FileState, io, type PartialFile } from "./transferState.ts"
+import { attempt, partialFile } from "./transferAttempt.ts"
+import type { TransferRequest, TransferResult } from "./transferRequest.ts"
+import { type Deps, io } from "./transferState.ts"
 import { markPathFor } from "./writtenMark.ts"
 
-export interface TransferRequest {
-  readonly fileId: FileId
-  /** `size_bytes` of the remote record: the only size a finished file may have. */
-  readonly size: number
-  /** Set as the final file's mtime. */
-  readonly remoteMtime: Date
-  /** The mirror root (absolute); partial data lives under its `.dlsync/partial`. */
-  readonly root: string
-  /** Where the file lands, relative to the root (`/`-separated); its folder must exist. */
-  readonly path: string
-  /**
-   * What `path` must still hold when the file lands (null: nothing). The landing is the
-   * checked rename shared with the local operations (fs/landFile.ts `land`): it never replaces
-   * anything else, and a refusal parks the file with the reason.
-   */
-  readonly replace: LocalStat | null
-  /** For progress and logs; defaults to `path`. */
-  readonly name?: string
-}
-
-export type TransferResult =
-  | {
-      readonly _tag: "Completed"
-      readonly fileId: string
-      /** The request's `path`. */
-      readonly path: string
-      /** The lstat of the landed file, to be recorded as written. */
-      readonly written: LocalStat
-      /** Bytes received in this call (less than the size after a resume). */
-      readonly fetched: number
-      readonly attempts: number
-    }
-  | { readonly _tag: "Parked"; readonly fileId: string; readonly reason: string; readonly attempts: number }
-  | { readonly _tag: "PausedForSpace"; readonly fileId: string; readonly free: number; readonly needed: number }
-  | {
-      /** The service's rate limit asked for a wait beyond `maxRateLimitWaitMs`: not waited, not failed. */
-      readonly _tag: "RateLimited"
-      readonly fileId: string
-      /** When the service takes link requests again (epoch ms). */
-      readonly until: number
-      readonly reason: string
-    }
+export type { TransferRequest, TransferResult } from "./transferRequest.ts"
 
 export class TransferEngine extends Context.Service<
   TransferEngine,
@@ -158,9 +115,9 @@ const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 /** Names taken in the partial folder by others (the staging folder of earlier versions, until removed). */
 const RESERVED_NAMES = new Set(["landing"])
 
-// The retry loop and the finalize are here; the rest of a transfer is in its own files:
-// resumeRecords.ts (journal and mark at the start), segmentWorkers.ts (the requests),
-// durabilityCommitter.ts (fdatasync + journal), downloadLinks.ts, freeSpace.ts.
+// The interpreter of the retry decisions (retryDecision.ts); an attempt is
+// transferAttempt.ts, and the rest of a transfer is in its own files: resumeRecords.ts
+// (journal and mark at the start), freeSpace.ts.
 const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferResult> => {
   let active: FileProgress | undefined
   return Effect.gen(function* () {
@@ -184,10 +141,6 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
     active = fp
     progress.emit({ _tag: "Started", fileId: request.fileId, name, size: request.size, resumedAt: fp.done })
 
-    let failures = 0
-    let rateLimitWaits = 0
-    let linkRefreshes = 0
-    let restarts = 0
     const park = Effect.fnUntraced(function* (reason: string) {
       state.lastError = reason
       yield* saveRecord(deps, file, state)
@@ -195,122 +148,128 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
       progress.end(fp, "parked")
       return parked(request.fileId, reason, state.attempts)
     })
+    const pause = (reason: string) => {
+      progress.emit({ _tag: "Paused", fileId: request.fileId, name, reason })
+      progress.end(fp, "paused")
+    }
 
-    while (true) {
+    /** The room this file still needs: a result when there is not enough (or no answer). */
+    const shortOfSpace = Effect.fnUntraced(function* () {
       const stillNeeded = request.size - writtenBytes(state.segments ?? [])
       let free = yield* Effect.result(freeSpace(deps, request.root, false))
       if (free._tag === "Success" && free.success - stillNeeded < options.min_free_space) {
         free = yield* Effect.result(freeSpace(deps, request.root, true))
       }
       if (free._tag === "Failure") return yield* park(free.failure.message)
-      if (free.success - stillNeeded < options.min_free_space) {
-        progress.emit({ _tag: "Paused", fileId: request.fileId, name, reason: "not enough free space" })
-        progress.end(fp, "paused")
-        return pausedForSpace(request.fileId, free.success, stillNeeded + options.min_free_space)
-      }
+      if (free.success - stillNeeded >= options.min_free_space) return undefined
+      pause("not enough free space")
+      return pausedForSpace(request.fileId, free.success, stillNeeded + options.min_free_space)
+    })
 
-      const outcome = yield* Effect.result(attempt(deps, request, partialAbs, partialRel, state, fp))
-      if (outcome._tag === "Success") {
-        const landed = outcome.success
-        if (landed instanceof LocalOpError) {
-          // The verified file may not go where it was meant to (something appeared there, a
-          // folder became a symlink…): dropped, as the next pass plans that path afresh.
-          progress.emit({ _tag: "Parked", fileId: request.fileId, name, reason: landed.message })
-          progress.end(fp, "parked")
-          return parked(request.fileId, landed.message, state.attempts + 1)
-        }
-        progress.emit({
-          _tag: "Finished",
-          fileId: request.fileId,
-          name,
-          size: request.size,
-          fetched: fp.fetched,
-          elapsedMs: (yield* Clock.currentTimeMillis) - fp.startedAt
-        })
-        progress.end(fp, "completed")
-        return {
-          _tag: "Completed",
-          fileId: request.fileId,
-          path: request.path,
-          written: landed,
-          fetched: fp.fetched,
-          attempts: state.attempts + 1
-        } satisfies TransferResult
+    /** The result of an attempt that ran to its end: landed, or refused by the landing. */
+    const landedResult = Effect.fnUntraced(function* (landed: LocalStat | LocalOpError) {
+      if (landed instanceof LocalOpError) {
+        // The verified file may not go where it was meant to (something appeared there, a
+        // folder became a symlink…): dropped, as the next pass plans that path afresh.
+        progress.emit({ _tag: "Parked", fileId: request.fileId, name, reason: landed.message })
+        progress.end(fp, "parked")
+        return parked(request.fileId, landed.message, state.attempts + 1)
       }
-      const fault = outcome.failure
-      if (fault.kind === "rate-limited") {
-        // The account's rate limit, not this file's fault: waited out, never an attempt.
-        const delayMs =
-          fault.retryAfterMillis ??
-          backoffDelay(++rateLimitWaits, yield* Random.next, options.backoffBaseMs, options.backoffMaxMs)
-        const until = (yield* Clock.currentTimeMillis) + delayMs
-        if (options.maxRateLimitWaitMs !== null && delayMs > options.maxRateLimitWaitMs) {
+      progress.emit({
+        _tag: "Finished",
+        fileId: request.fileId,
+        name,
+        size: request.size,
+        fetched: fp.fetched,
+        elapsedMs: (yield* Clock.currentTimeMillis) - fp.startedAt
+      })
+      progress.end(fp, "completed")
+      return {
+        _tag: "Completed",
+        fileId: request.fileId,
+        path: request.path,
+        written: landed,
+        fetched: fp.fetched,
+        attempts: state.attempts + 1
+      } satisfies TransferResult
+    })
+
+    /** Carries out a decision after `fault`: a result when the call ends here, else undefined (try again). */
+    const carryOut = Effect.fnUntraced(function* (decision: RetryDecision, fault: TransferFault) {
+      switch (decision._tag) {
+        case "WaitForRateLimit": {
+          // The account's rate limit, not this file's fault: waited out, never an attempt.
+          const until = (yield* Clock.currentTimeMillis) + decision.delayMs
+          yield* Effect.logDebug("transfer waits for the service's rate limit").pipe(
+            Effect.annotateLogs({ fileId: request.fileId, waitMillis: decision.delayMs })
+          )
+          progress.emit({ _tag: "RateLimited", fileId: request.fileId, name, until, delayMs: decision.delayMs })
+          fp.rateLimitedUntil = until
+          yield* Effect.sleep(Duration.millis(decision.delayMs))
+          fp.rateLimitedUntil = null
+          return undefined
+        }
+        case "RateLimited": {
+          const until = (yield* Clock.currentTimeMillis) + decision.delayMs
           const reason = `the service's rate limit holds download links until ${rateLimitedUntilText(until)}`
-          progress.emit({ _tag: "Paused", fileId: request.fileId, name, reason })
-          progress.end(fp, "paused")
+          pause(reason)
           return { _tag: "RateLimited", fileId: request.fileId, until, reason } satisfies TransferResult
         }
-        yield* Effect.logDebug("transfer waits for the service's rate limit").pipe(
-          Effect.annotateLogs({ fileId: request.fileId, waitMillis: delayMs })
-        )
-        progress.emit({ _tag: "RateLimited", fileId: request.fileId, name, until, delayMs })
-        fp.rateLimitedUntil = until
-        yield* Effect.sleep(Duration.millis(delayMs))
-        fp.rateLimitedUntil = null
-        continue
-      }
-      state.attempts++
-      state.lastError = fault.message
-      yield* Effect.logDebug("transfer attempt failed").pipe(
-        Effect.annotateLogs({ fileId: request.fileId, kind: fault.kind, reason: fault.message })
-      )
-      switch (fault.kind) {
-        case "fatal":
-          return yield* park(fault.message)
-        case "no-space": {
+        case "Park":
+          return yield* park(decision.reason)
+        case "PauseForSpace": {
           yield* saveRecord(deps, file, state)
-          progress.emit({ _tag: "Paused", fileId: request.fileId, name, reason: fault.message })
-          progress.end(fp, "paused")
+          pause(fault.message)
           const free = yield* Effect.orElseSucceed(
             io("statfs", () => deps.fs.freeBytes(request.root)),
             () => 0
           )
-          return pausedForSpace(
-            request.fileId,
-            free,
-            request.size - writtenBytes(state.segments ?? []) + options.min_free_space
-          )
+          const needed = request.size - writtenBytes(state.segments ?? []) + options.min_free_space
+          return pausedForSpace(request.fileId, free, needed)
         }
-        case "link":
+        case "FreshLink":
           deps.linkCache.delete(request.fileId)
-          if (++linkRefreshes > options.maxLinkRefreshes) {
-            return yield* park(`${fault.message} after ${options.maxLinkRefreshes} fresh links`)
-          }
-          break
-        case "restart":
-          if (++restarts > options.maxRestarts) return yield* park(`${fault.message} (restarted ${restarts - 1} times)`)
+          return undefined
+        case "Restart":
           // The mark describes bytes of the old version: gone before anything new is written.
           yield* Effect.ignore(io("unlink", () => deps.fs.unlink(markPathFor(partialAbs))))
-          resetToZero(state, fault.noRanges)
+          resetToZero(state, decision.noRanges)
           fp.done = 0
           yield* saveRecord(deps, file, state)
-          break
-        case "transient": {
-          if (++failures >= options.maxAttempts) return yield* park(`${fault.message} (${failures} attempts)`)
-          const delayMs = backoffDelay(failures, yield* Random.next, options.backoffBaseMs, options.backoffMaxMs)
+          return undefined
+        case "Backoff":
           progress.emit({
             _tag: "Retrying",
             fileId: request.fileId,
             name,
             attempt: state.attempts,
-            delayMs,
+            delayMs: decision.delayMs,
             reason: fault.message
           })
           yield* saveRecord(deps, file, state)
-          yield* Effect.sleep(delayMs)
-          break
-        }
+          yield* Effect.sleep(decision.delayMs)
+          return undefined
       }
+    })
+
+    let counts = NO_RETRIES
+    while (true) {
+      const short = yield* shortOfSpace()
+      if (short !== undefined) return short
+      const outcome = yield* Effect.result(attempt(deps, request, partialAbs, partialRel, state, fp))
+      if (outcome._tag === "Success") return yield* landedResult(outcome.success)
+      const fault = outcome.failure
+      const step = decideRetry({ failed: fault, counts, limits: options, random: yield* Random.next })
+      counts = step.counts
+      if (step.attempt) {
+        state.attempts++
+        state.lastError = fault.message
+        yield* Effect.logDebug("transfer attempt failed").pipe(
+          Effect.annotateLogs({ fileId: request.fileId, kind: fault.kind, reason: fault.message })
+        )
+      }
+      const result = yield* carryOut(step.decision, fault)
+      if (result !== undefined) return result
     }
   }).pipe(
     Effect.onInterrupt(() => Effect.sync(() => active !== undefined && deps.progress.end(active, "paused"))),
@@ -318,116 +277,6 @@ const download = (deps: Deps, request: TransferRequest): Effect.Effect<TransferR
     Effect.withSpan("TransferEngine.download", { attributes: { fileId: request.fileId, size: request.size } })
   )
 }
-
-/**
- * One attempt: open, fetch every missing byte, and on success land the file. Returns the
- * landed file's lstat, or the landing's refusal (the verified partial data is then dropped).
- */
-const attempt = Effect.fnUntraced(function* (
-  deps: Deps,
-  request: TransferRequest,
-  partialAbs: string,
-  partialRel: string,
-  state: FileState,
-  fp: FileProgress
-): Effect.fn.Return<LocalStat | LocalOpError, TransferFault, Scope.Scope> {
-  const { options, fs } = deps
-  const target = partialFile(request, partialRel, partialAbs)
-  const partialDir = NodePath.dirname(partialAbs)
-  if (!deps.knownDirs.has(partialDir)) {
-    yield* io("mkdir", () => fs.mkdirp(partialDir))
-    deps.knownDirs.add(partialDir)
-  }
-  // A file of one write batch or less is never resumed (nothing of it is committed on the
-  // way): it starts from an empty partial, is written in one piece and needs no
-  // preallocation or size check — two system calls fewer per small file.
-  const small = request.size <= options.bufferSize
-  const file = yield* Effect.acquireRelease(
-    io("open", () => fs.openPartial(partialAbs, small)).pipe(Effect.map((fd) => ({ fd, open: true }))),
-    (f) => (f.open ? Effect.promise(() => fs.close(f.fd).catch(() => undefined)) : Effect.void)
-  )
-  if (small) state.segments = null
-  // Preallocated (sparse) for positional writes; a no-op when resuming.
-  else yield* io("preallocate", () => fs.ftruncate(file.fd, request.size))
-  const segmented = !state.noRanges && options.segments > 1 && request.size >= Math.max(1, options.segment_threshold)
-  if (state.segments === null || (state.noRanges && writtenBytes(state.segments) > 0)) {
-    fp.done = 0
-    state.segments = segmented
-      ? planSegments(request.size, options.segments, options.minSplit)
-      : [{ start: 0, end: request.size, pos: 0, recv: 0 }]
-  }
-  const segments = state.segments
-
-  let arrivedAt: number | undefined
-  if (!allWritten(segments)) {
-    state.toArrive = request.size - writtenBytes(segments)
-    const link = yield* linkFor(deps, request.fileId)
-    const mark = small || options.bootId === null ? undefined : yield* markWriter(deps, target, state)
-    const committer = small ? undefined : yield* Effect.forkScoped(commitLoop(deps, target, state, file.fd, mark))
-    const work = fetchMissing(deps, target, state, fp, {
-      link,
-      fd: file.fd,
-      segments,
-      segmented,
-      onBatch: (written) => mark?.update(written)
-    })
-    const result = yield* Effect.result(work)
-    arrivedAt = yield* Clock.currentTimeMillis
-    if (committer !== undefined) yield* Fiber.interrupt(committer)
-    if (result._tag === "Failure" && result.failure.kind !== "restart") {
-      // Keep what was written: make it durable (and marked) so a later run resumes from it.
-      yield* Effect.ignore(commit(deps, target, state, file.fd, mark))
-    }
-    if (mark !== undefined) yield* Effect.promise(() => mark.close())
-    if (result._tag === "Failure") return yield* result.failure
-  }
-
-  // Finalize: verified size, mtime, fsync, close, checked rename into place, fsync of its folder.
-  if (!allWritten(segments) || writtenBytes(segments) !== request.size) {
-    return yield* fault("fatal", "internal: finished with bytes missing")
-  }
-  const actual = small ? request.size : yield* io("fstat", () => fs.fsize(file.fd))
-  if (actual !== request.size) {
-    return yield* fault("restart", `partial file has ${actual} bytes, expected ${request.size}`)
-  }
-  yield* io("futimes", () => fs.setMtime(file.fd, request.remoteMtime))
-  const fsyncStarted = yield* Clock.currentTimeMillis
-  yield* io("fsync", () => fs.fsync(file.fd))
-  const durableAt = yield* Clock.currentTimeMillis
-  yield* Effect.logDebug("transfer durable").pipe(
-    Effect.annotateLogs({
-      // What the download left for the final fsync, how long the file took to be durable
-      // after its last byte (a commit in flight, then the fsync), and how often the writes
-      // waited for a commit.
-      unsyncedBytes: state.unsynced,
-      fsyncMillis: durableAt - fsyncStarted,
-      afterLastByteMillis: durableAt - (arrivedAt ?? fsyncStarted),
-      writesHeld: state.writesHeld
-    })
-  )
-  state.unsynced = 0
-  file.open = false
-  yield* io("close", () => fs.close(file.fd))
-  const landed = yield* Effect.result(land(request.root, partialAbs, request.path, request.replace))
-  if (landed._tag === "Failure" && landed.failure.reason === "io") {
-    return yield* fault("transient", `landing: ${landed.failure.message}`)
-  }
-  if (landed._tag === "Failure") yield* Effect.ignore(io("unlink", () => fs.unlink(partialAbs)))
-  if (!small) yield* Effect.ignore(io("unlink", () => fs.unlink(markPathFor(partialAbs))))
-  deps.linkCache.delete(request.fileId)
-  if (state.journaled) {
-    yield* deps.journal.remove(request.fileId)
-    state.journaled = false
-  }
-  return landed._tag === "Success" ? landed.success : landed.failure
-}, Effect.scoped)
-
-const partialFile = (request: TransferRequest, partialRel: string, partialAbs: string): PartialFile => ({
-  fileId: request.fileId,
-  size: request.size,
-  partialRel,
-  partialAbs
-})
 
 const parked = (fileId: string, reason: string, attempts: number): TransferResult => ({
   _tag: "Parked",

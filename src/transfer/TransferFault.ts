@@ -19,6 +19,7 @@
  */
 import { Data } from "effect"
 import { certificateAdvice, isCertificateVerdict } from "../net/certificateVerdict.ts"
+import type { ParseError } from "./responseHead.ts"
 
 export type FaultKind = "link" | "restart" | "transient" | "no-space" | "rate-limited" | "fatal"
 
@@ -72,6 +73,23 @@ export const faultFromError = (error: unknown, what: string): TransferFault => {
     return fault("transient", `${what}: stalled (${code})`, { cause: error })
   }
   return fault("transient", `${what}: ${code ?? ""} ${message}`.replace(/ +/g, " "), { cause: error })
+}
+
+/** What a response the parser refused (responseParser.ts) means for the transfer. */
+export const faultFromParseError = (error: ParseError): TransferFault => {
+  switch (error.reason) {
+    case "head-too-large":
+      return fault("fatal", "CDN response headers too large")
+    case "framing":
+      return fault("fatal", `CDN sent ${error.message}`)
+    case "chunk":
+    case "chunk-too-large":
+      return fault("transient", `CDN sent a malformed chunked body: ${error.message}`)
+    case "truncated":
+      return fault("transient", `CDN response cut short: ${error.message}`)
+    default:
+      return fault("transient", `CDN sent a malformed response head: ${error.message}`)
+  }
 }
 
 // ---------------------------------------------------------------------------------------

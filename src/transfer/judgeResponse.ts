@@ -3,9 +3,8 @@
  * (leanGet.ts). Anything that could splice two versions of a file is a
  * `restart`; a refused link is `link`; server trouble is `transient`.
  */
+import type { Headers } from "./responseHead.ts"
 import { fault, type TransferFault } from "./TransferFault.ts"
-
-export type Headers = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
 export interface Validators {
   readonly etag: string | null
@@ -82,34 +81,38 @@ export const judgeResponse = (ctx: ResponseContext, status: number, headers: Hea
   return refused === undefined ? { _tag: "Body", promisedEnd } : refuse(refused)
 }
 
-/** The request headers sent to a CDN: nothing that could carry a credential. */
-export const cdnRequestHeaders = (
+/**
+ * The GET request head sent to a CDN: Host, Range and If-Range (ranged), Accept-Encoding and
+ * User-Agent, nothing that could carry a credential.
+ */
+export const cdnRequest = (
+  url: URL,
   ranged: boolean,
   from: number,
   to: number,
   ifRange: string | null,
   userAgent: string
-): Record<string, string> => {
-  const headers: Record<string, string> = { "accept-encoding": "identity", "user-agent": userAgent }
+): string => {
+  let text = `GET ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`
   if (ranged) {
-    headers.range = `bytes=${from}-${to - 1}`
-    if (ifRange !== null) headers["if-range"] = ifRange
+    text += `range: bytes=${from}-${to - 1}\r\n`
+    if (ifRange !== null) text += `if-range: ${ifRange}\r\n`
   }
-  return headers
+  return `${text}accept-encoding: identity\r\nuser-agent: ${userAgent}\r\n\r\n`
 }
-
-export const header = (headers: Headers, name: string): string | undefined => {
-  const v = headers[name]
-  return typeof v === "string" ? v : v?.[0]
-}
-
-export const parseLength = (text: string | undefined): number | undefined =>
-  text !== undefined && /^\d+$/.test(text.trim()) ? Number(text.trim()) : undefined
 
 // ---------------------------------------------------------------------------------------
 
 const LINK_STATUSES = new Set([401, 403, 404, 410])
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
+
+const header = (headers: Headers, name: string): string | undefined => {
+  const v = headers[name]
+  return typeof v === "string" ? v : v?.[0]
+}
+
+const parseLength = (text: string | undefined): number | undefined =>
+  text !== undefined && /^\d+$/.test(text.trim()) ? Number(text.trim()) : undefined
 
 /** `bytes a-b/total` (total may be `*`). */
 const parseContentRange = (

@@ -10,6 +10,7 @@
  */
 import * as Net from "node:net"
 import * as Tls from "node:tls"
+import { nodeTimers, type Timer } from "./nodeTimers.ts"
 
 /** What a connection needs of the exchange running on it. */
 export interface LeanReader {
@@ -32,7 +33,7 @@ const IDLE_BUFFERS_MS = IDLE_SOCKET_MS
 export class LeanPool {
   private readonly idle = new Map<string, Array<LeanConn>>()
   private readonly free: Array<Buffer> = []
-  private freeTimer: NodeJS.Timeout | null = null
+  private freeTimer: Timer | null = null
   private closed = false
   readonly bufferSize: number
   /** Buffers allocated so far (each `bufferSize` bytes): what the byte path cost in memory. */
@@ -53,10 +54,8 @@ export class LeanPool {
   giveBuffer(buffer: Buffer): void {
     if (this.free.length >= 64 || this.closed) return
     this.free.push(buffer)
-    if (this.freeTimer === null) {
-      this.freeTimer = setTimeout(() => this.dropIdleBuffers(), IDLE_BUFFERS_MS)
-      this.freeTimer.unref()
-    } else this.freeTimer.refresh()
+    if (this.freeTimer === null) this.freeTimer = nodeTimers.after(IDLE_BUFFERS_MS, () => this.dropIdleBuffers(), true)
+    else this.freeTimer.restart()
   }
 
   private dropIdleBuffers(): void {
@@ -96,7 +95,7 @@ export class LeanPool {
 
   close(): void {
     this.closed = true
-    if (this.freeTimer !== null) clearTimeout(this.freeTimer)
+    this.freeTimer?.cancel()
     this.free.length = 0
     for (const list of this.idle.values()) for (const c of list) c.destroy()
     this.idle.clear()
@@ -109,7 +108,7 @@ export class LeanConn {
   readonly origin: string
   exchange: LeanReader | null = null
   private readonly scratch = Buffer.allocUnsafe(4096)
-  private idleTimer: NodeJS.Timeout | null = null
+  private idleTimer: Timer | null = null
   private readonly pool: LeanPool
 
   constructor(pool: LeanPool, url: URL) {
@@ -146,21 +145,24 @@ export class LeanConn {
   }
 
   idleSince(): void {
-    this.idleTimer = setTimeout(() => {
-      this.pool.forget(this)
-      this.destroy()
-    }, IDLE_SOCKET_MS)
-    this.idleTimer.unref()
+    this.idleTimer = nodeTimers.after(
+      IDLE_SOCKET_MS,
+      () => {
+        this.pool.forget(this)
+        this.destroy()
+      },
+      true
+    )
   }
 
   busy(exchange: LeanReader): void {
-    if (this.idleTimer !== null) clearTimeout(this.idleTimer)
+    this.idleTimer?.cancel()
     this.idleTimer = null
     this.exchange = exchange
   }
 
   destroy(): void {
-    if (this.idleTimer !== null) clearTimeout(this.idleTimer)
+    this.idleTimer?.cancel()
     this.exchange = null
     this.socket.destroy()
   }

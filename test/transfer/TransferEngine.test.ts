@@ -288,7 +288,7 @@ describe.each(SCHEMES)("TransferEngine over %s", (scheme) => {
     withServer(256 * KiB, (server, content) =>
       Effect.gen(function* () {
         // 40 KiB arrive, then nothing: two 16 KiB buffers are written (each filled up to its
-        // reserve, leanGet.ts, or into it: 24–32 KiB), fewer than durabilityBytes (64 KiB), so
+        // reserve, writePipeline.ts, or into it: 24–32 KiB), fewer than durabilityBytes (64 KiB), so
         // only the committer's timer can make them durable.
         server.faults.stallAfter = 40 * KiB
         server.faults.stallTimes = 1

@@ -3,7 +3,6 @@ import fc from "fast-check"
 import { backoffDelay } from "../../src/pacing/backoff.ts"
 import { fullBucket, take } from "../../src/pacing/tokenBucket.ts"
 import { makeRateLimiter } from "../../src/transfer/Bandwidth.ts"
-import { ChunkedDecoder } from "../../src/transfer/chunkedBody.ts"
 import { makeDirSyncer } from "../../src/transfer/dirSyncer.ts"
 import {
   fromDurable,
@@ -248,65 +247,5 @@ describe("partial paths", () => {
       const path = partialPathFor(id)
       assert.match(path, /^\.dlsync\/partial\/x-[0-9a-f]{64}$/, id)
     }
-  })
-})
-
-describe("chunked bodies decoded in place", () => {
-  /** Frames `data` in chunks of the given sizes (with an extension and a trailer). */
-  const frame = (data: Buffer, sizes: ReadonlyArray<number>): Buffer => {
-    const parts: Array<Buffer> = []
-    let at = 0
-    for (const n of sizes) {
-      const piece = data.subarray(at, at + n)
-      at += piece.length
-      if (piece.length === 0) continue
-      parts.push(Buffer.from(`${piece.length.toString(16).toUpperCase()};x=1\r\n`), piece, Buffer.from("\r\n"))
-    }
-    parts.push(Buffer.from("0\r\nx-trailer: 1\r\n\r\n"))
-    return Buffer.concat(parts)
-  }
-
-  it("yields exactly the data, however the wire bytes are split into reads", () => {
-    fc.assert(
-      fc.property(
-        fc.uint8Array({ minLength: 0, maxLength: 300 }),
-        fc.array(fc.integer({ min: 1, max: 80 }), { minLength: 1, maxLength: 10 }),
-        fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 20 }),
-        (bytes, chunkSizes, reads) => {
-          const data = Buffer.from(bytes)
-          const sizes = [...chunkSizes, data.length]
-          const wire = frame(data, sizes)
-          // Reads land one after another in one buffer, as the byte path's do.
-          const buf = Buffer.alloc(wire.length)
-          const decoder = new ChunkedDecoder()
-          let dataEnd = 0
-          let at = 0
-          for (let i = 0; at < wire.length; i++) {
-            const n = Math.min(reads[i % reads.length] ?? 1, wire.length - at)
-            wire.copy(buf, dataEnd, at, at + n)
-            const end = decoder.decode(buf, dataEnd, dataEnd + n)
-            assert.isAtLeast(end, 0)
-            dataEnd = end
-            at += n
-          }
-          assert.isTrue(decoder.done)
-          assert.strictEqual(decoder.surplus, 0)
-          assert.isTrue(buf.subarray(0, dataEnd).equals(data))
-        }
-      )
-    )
-  })
-
-  it("refuses malformed framing and counts bytes after the last chunk", () => {
-    for (const bad of ["zz\r\n", "3\r\nabcX", "\r\n", "1234567890123\r\n"]) {
-      const b = Buffer.from(bad)
-      assert.strictEqual(new ChunkedDecoder().decode(b, 0, b.length), -1, JSON.stringify(bad))
-    }
-    const b = Buffer.from("2\r\nab\r\n0\r\n\r\nHTTP")
-    const decoder = new ChunkedDecoder()
-    assert.strictEqual(decoder.decode(b, 0, b.length), 2)
-    assert.isTrue(decoder.done)
-    assert.strictEqual(decoder.surplus, 4)
-    assert.strictEqual(b.subarray(0, 2).toString(), "ab")
   })
 })

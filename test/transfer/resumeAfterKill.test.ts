@@ -62,11 +62,16 @@ const segmentsOf = (journal: string): TransferRecord["segments"] => {
   return all.f?.segments ?? []
 }
 
-/** The written mark's segments, read independently of the engine's parser. */
+/**
+ * The written mark's segments, read independently of the engine's parser. An attempt creates
+ * the mark's file empty and writes it after its first interval of bytes: a process killed
+ * before that (a loaded machine's child may not have written a byte yet) leaves no mark.
+ */
 const markOf = (root: string): Array<{ start: number; end: number; written: number }> => {
   const path = Path.join(root, ".dlsync/partial/f~written")
   if (!Fs.existsSync(path)) return []
   const line = Fs.readFileSync(path, "utf8").split("\n")[0] ?? ""
+  if (line === "") return []
   const body: { segments: Array<[number, number, number]> } = JSON.parse(line.slice(line.indexOf(" ") + 1))
   return body.segments.map(([start, end, written]) => ({ start, end, written }))
 }
