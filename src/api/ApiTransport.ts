@@ -18,6 +18,7 @@
  */
 import type * as Http from "node:http"
 import { Context, Effect, Layer } from "effect"
+import { nodeTimers, type Timer } from "../pacing/systemClock.ts"
 import { NodeHttp } from "../server/nodeHttp.ts"
 
 const NodeHttps = process.getBuiltinModule("node:https")
@@ -119,7 +120,7 @@ const exchange = (agents: Agents, request: WireRequest): Effect.Effect<WireAnswe
 class Collector {
   private req: Http.ClientRequest | null = null
   private settled = false
-  private timer: NodeJS.Timeout | undefined
+  private timer: Timer | undefined
   private status: number | undefined
   private headers: Record<string, string> = {}
   private readonly chunks: Array<Buffer> = []
@@ -133,10 +134,10 @@ class Collector {
   }
 
   startDeadline(timeoutMs: number): void {
-    this.timer = setTimeout(() => {
+    this.timer = nodeTimers.after(timeoutMs, () => {
       this.fail("timeout", new Error(`no complete answer within ${timeoutMs} ms`))
       this.abort()
-    }, timeoutMs)
+    })
   }
 
   attach(req: Http.ClientRequest): void {
@@ -160,7 +161,7 @@ class Collector {
         const answer = { status: this.status ?? 0, headers: this.headers, text: body?.toString("utf8") ?? "" }
         // Node gives the socket back to its pool on the next tick, and the caller's next
         // request may be sent from inside this call: it would open another connection.
-        clearTimeout(this.timer)
+        this.timer?.cancel()
         setImmediate(() => this.finish(answer))
       })
       res.on("error", (error) => this.fail("body", error))
@@ -174,7 +175,7 @@ class Collector {
   /** Ends the exchange on our side (interruption, deadline, cap); harmless once it ended. */
   abort(): void {
     this.settled = true
-    clearTimeout(this.timer)
+    this.timer?.cancel()
     if (this.req !== null && !this.req.destroyed) this.req.destroy()
   }
 
@@ -186,7 +187,7 @@ class Collector {
   private finish(outcome: WireAnswer | WireFailure): void {
     if (this.settled) return
     this.settled = true
-    clearTimeout(this.timer)
+    this.timer?.cancel()
     this.settle(outcome)
   }
 }

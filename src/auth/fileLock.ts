@@ -16,6 +16,7 @@ import * as Path from "node:path"
 import { Duration, Effect } from "effect"
 import { describeError, errnoCode } from "../fs/errno.ts"
 import { makeDirsSync } from "../fs/makeDirs.ts"
+import { wallClockMs } from "../pacing/systemClock.ts"
 import { type LockHolder, otherHolderRunning, processStartTime } from "../store/lockHolder.ts"
 import { TokenStoreError } from "./AuthError.ts"
 import { readFileIfExists } from "./atomicFile.ts"
@@ -135,10 +136,10 @@ const parseHolder = (content: string): LockHolder | undefined => {
 const isAlive = (holder: LockHolder, lockFile: string): boolean =>
   holder.pid === process.pid ? heldHere.has(lockFile) : otherHolderRunning(holder)
 
-/** Age from the file's mtime: wall clock against the filesystem's clock, so Date.now and not Clock. */
+/** Age from the file's mtime: the wall clock against the filesystem's, never a test's clock. */
 const ageMs = (file: string): number => {
   try {
-    return Date.now() - Fs.statSync(file).mtimeMs
+    return wallClockMs() - Fs.statSync(file).mtimeMs
   } catch {
     return 0
   }

@@ -7,7 +7,7 @@
  * timer looks for moves four times per timeout instead, and four quiet looks in a row are a
  * stall. A paused response (waiting for a write, for the rate limit) is not watched.
  */
-import { nodeTimers, type Timer, type Timers } from "./nodeTimers.ts"
+import { nodeTimers, type Timer, type Timers } from "../pacing/systemClock.ts"
 
 export class IdleWatchdog {
   private readonly timeoutMs: number

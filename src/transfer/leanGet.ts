@@ -24,10 +24,11 @@
  *   CDN never sees a credential, and redirects are returned to the caller, not followed here.
  * - A socket goes back to the pool only when its response was read exactly to its end.
  */
+
+import { nodeTimers, type Timer } from "../pacing/systemClock.ts"
 import { IdleWatchdog } from "./idleWatchdog.ts"
 import { cdnRequest, judgeResponse } from "./judgeResponse.ts"
 import type { LeanConn, LeanPool, LeanReader } from "./leanPool.ts"
-import { nodeTimers, type Timer } from "./nodeTimers.ts"
 import type { RangeGet, RangeGetSpec, RangeOutcome, RangeSink } from "./rangeGet.ts"
 import { isParseError } from "./responseHead.ts"
 import { ResponseParser } from "./responseParser.ts"

@@ -10,7 +10,7 @@
  */
 import * as Net from "node:net"
 import * as Tls from "node:tls"
-import { nodeTimers, type Timer } from "./nodeTimers.ts"
+import { nodeTimers, type Timer } from "../pacing/systemClock.ts"
 
 /** What a connection needs of the exchange running on it. */
 export interface LeanReader {

@@ -1,8 +1,8 @@
 /** The byte path's idle watchdog, on a clock the test moves (no real time passes). */
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
+import type { Timer, Timers } from "../../src/pacing/systemClock.ts"
 import { IdleWatchdog } from "../../src/transfer/idleWatchdog.ts"
-import type { Timer, Timers } from "../../src/transfer/nodeTimers.ts"
 
 /** Timers on a clock that only `advance` moves. */
 const manualTimers = () => {
