@@ -9,6 +9,9 @@
  *   foreign keys on, busy_timeout set; every transaction that writes begins IMMEDIATE
  *   (writeTransaction.ts): another process's write is waited out (busy_timeout), not a
  *   failure at once.
+ * - A damaged file (SQLite's quick_check finds a page it cannot read) fails with
+ *   StoreDamaged before anything is read from it or written to it: whether a run would
+ *   touch the damaged pages is chance, acting on the rest is not safe.
  * - A schema newer than SCHEMA_VERSION fails with SchemaTooNew before anything is written;
  *   each migration runs in one transaction together with its `user_version` bump, and
  *   processes opening the same fresh state dir at once apply each migration once.
@@ -19,7 +22,7 @@ import BetterSqlite3 from "better-sqlite3"
 import { Context, Effect, Layer, Predicate, Schedule } from "effect"
 import { makeDirsSync } from "../fs/makeDirs.ts"
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts"
-import { SchemaTooNew, type StateDiskFull, type StoreDamaged, StoreOpenError, storeFailureOf } from "./StoreError.ts"
+import { SchemaTooNew, type StateDiskFull, StoreDamaged, StoreOpenError, storeFailureOf } from "./StoreError.ts"
 import { writeTransaction } from "./writeTransaction.ts"
 
 export const DATABASE_FILE = "state.db"
@@ -84,6 +87,13 @@ export const openDatabase = Effect.fnUntraced(function* (
     Effect.mapError(fail),
     Effect.tapError(() => Effect.sync(() => db.close()))
   )
+  const damage = yield* Effect.try({ try: () => pagesDamage(db), catch: fail }).pipe(
+    Effect.tapError(() => Effect.sync(() => db.close()))
+  )
+  if (damage !== undefined) {
+    db.close()
+    return yield* new StoreDamaged({ path, problem: damage })
+  }
   yield* Effect.try({
     try: () => {
       db.pragma("synchronous = FULL")
@@ -117,6 +127,21 @@ const readUserVersion = (db: BetterSqlite3.Database): number => {
   const value = db.pragma("user_version", { simple: true })
   if (!Predicate.isNumber(value)) throw new Error(`unexpected user_version ${String(value)}`)
   return value
+}
+
+/**
+ * SQLite's quick_check over every page (the b-trees' structure, not index contents: a few
+ * milliseconds per megabyte); undefined when it says ok, else its first finding. A page
+ * SQLite cannot parse at all throws SQLITE_CORRUPT instead, mapped by the caller.
+ */
+const pagesDamage = (db: BetterSqlite3.Database): string | undefined => {
+  const findings = db.pragma("quick_check(1)", { simple: true })
+  if (findings === "ok") return undefined
+  // Its findings start with a "*** in database main ***" line; one line is what is shown.
+  return String(findings)
+    .replace(/\*\*\* in database \w+ \*\*\*/g, "")
+    .replace(/\s+/g, " ")
+    .trim()
 }
 
 /** SQLite kept the old journal mode: another connection has the file. */

@@ -97,7 +97,11 @@ describe("config check", { timeout: 60_000 }, () => {
     const printed = parseToml(result.stdout)
     assert.deepStrictEqual(printed.hooks, [{ event: "file_complete", command: ["/bin/true", "x"], timeout: "30s" }])
     assert.deepStrictEqual(printed.notify, [
-      { url: "<redacted: webhook (hooks.example.com)>", events: ["file_failed", "deletion_held"], level: "info" }
+      {
+        url: "<redacted: webhook (hooks.example.com)>",
+        events: ["file_failed", "release_failed", "deletion_held"],
+        level: "info"
+      }
     ])
     assert.include(result.stdout, "\n# client_id: not set\n")
     assert.notInclude(result.stdout, "null")
