@@ -16,8 +16,10 @@ import { parseArgs } from "node:util"
 import * as V8 from "node:v8"
 import { Effect, Layer, Redacted } from "effect"
 import { ApiClient } from "../src/api/ApiClient.ts"
+import { ApiObserver } from "../src/api/ApiHttp.ts"
 import { Credentials } from "../src/api/Credentials.ts"
 import { RemoteSync } from "../src/engine/RemoteSync.ts"
+import { Posters } from "../src/posters/Posters.ts"
 import { Database } from "../src/store/Database.ts"
 import { Store } from "../src/store/Store.ts"
 
@@ -51,9 +53,10 @@ const layer = RemoteSync.layer.pipe(
   Layer.provide(Database.layer(args.state ?? "")),
   Layer.provide(
     ApiClient.layerLive({ baseUrl: base, authUrl: new URL(base).origin }).pipe(
-      Layer.provide(Credentials.apiKey(Redacted.make(args.token ?? "")))
+      Layer.provide([Credentials.apiKey(Redacted.make(args.token ?? "")), ApiObserver.none])
     )
-  )
+  ),
+  Layer.provide(Posters.off)
 )
 
 const program = Effect.gen(function* () {

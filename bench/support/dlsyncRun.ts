@@ -13,6 +13,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Layer, Redacted } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
+import { ApiObserver } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { FileId } from "../../src/domain/FileId.ts"
 import { transferLinksLayer } from "../../src/engine/transferLinksLayer.ts"
@@ -48,7 +49,7 @@ const job: DlsyncJob = JSON.parse(process.argv[2] ?? "{}")
 /** TransferLinks over the API client: the layer `dlsync run` uses (src/engine/transferLinksLayer.ts). */
 const apiLinks = transferLinksLayer.pipe(
   Layer.provide(ApiClient.layerLive({ baseUrl: job.api.baseUrl, authUrl: job.api.authUrl })),
-  Layer.provide(Credentials.apiKey(Redacted.make(job.api.apiKey))),
+  Layer.provide([Credentials.apiKey(Redacted.make(job.api.apiKey)), ApiObserver.none]),
   Layer.orDie
 )
 

@@ -24,7 +24,7 @@
 import { Context, Effect, Layer } from "effect"
 import { ApiEndpoints, type Endpoints } from "./ApiEndpoints.ts"
 import type { ApiError } from "./ApiError.ts"
-import { ApiHttp } from "./ApiHttp.ts"
+import { ApiHttp, type ApiObserver } from "./ApiHttp.ts"
 import { type AccountApi, makeAccountApi } from "./account.ts"
 import type { Credentials } from "./Credentials.ts"
 import { type CacheApi, makeCacheApi } from "./cache.ts"
@@ -71,7 +71,7 @@ export class ApiClient extends Context.Service<
     })
   )
 
-  /** The production client over node:http for the configured endpoints. */
-  static readonly layerLive = (endpoints: Endpoints): Layer.Layer<ApiClient, ApiError, Credentials> =>
+  /** The production client over node:http for the configured endpoints; its observer comes from the command. */
+  static readonly layerLive = (endpoints: Endpoints): Layer.Layer<ApiClient, ApiError, Credentials | ApiObserver> =>
     ApiClient.layer.pipe(Layer.provide(ApiHttp.layerLive), Layer.provide(ApiEndpoints.layer(endpoints)))
 }

@@ -84,7 +84,8 @@ export const ApiHttpSettings = Context.Reference<HttpSettings>("dlsync/api/ApiHt
 /**
  * Sees each attempt's outcome and each retry, for the daemon's metrics. `operation` is the
  * route template ("GET /files/{file}"), never a concrete path, so labels stay bounded.
- * The default does nothing: the client depends on no observer. Read when the layer is built.
+ * Required by the client: the daemon's is its metrics; every other command says it has none
+ * (`ApiObserver.none`). Read when the layer is built.
  */
 export interface ApiObserverShape {
   /** One attempt answered with `status`, or "network" when no response came. */
@@ -95,9 +96,13 @@ export interface ApiObserverShape {
   readonly rateLimitWait: (operation: string, millis: number) => Effect.Effect<void>
 }
 
-export const ApiObserver = Context.Reference<ApiObserverShape>("dlsync/api/ApiObserver", {
-  defaultValue: () => ({ request: () => Effect.void, retry: () => Effect.void, rateLimitWait: () => Effect.void })
-})
+export class ApiObserver extends Context.Service<ApiObserver, ApiObserverShape>()("dlsync/api/ApiObserver") {
+  /** No one counts the requests (every command but the daemon, which has metrics). */
+  static readonly none: Layer.Layer<ApiObserver> = Layer.succeed(
+    ApiObserver,
+    ApiObserver.of({ request: () => Effect.void, retry: () => Effect.void, rateLimitWait: () => Effect.void })
+  )
+}
 
 export class ApiHttp extends Context.Service<
   ApiHttp,

@@ -45,7 +45,7 @@ export const REPORT_BACKOFF_BASE_MS = 2_000
 export const REPORT_BACKOFF_MAX_MS = 60_000
 
 /** The reporting loop for the scope's life; nothing when no app is configured or no intake queue is there. */
-export const failedReportsLayer = (config: ArrSettings): Layer.Layer<never, never, Database> => {
+export const failedReportsLayer = (config: ArrSettings): Layer.Layer<never, never, Database | MirrorEvents> => {
   const apps = configuredApps(config)
   if (apps.length === 0) return Layer.empty
   return Layer.effectDiscard(

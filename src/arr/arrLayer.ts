@@ -5,9 +5,10 @@
  */
 import { Layer } from "effect"
 import type { AppConfig } from "../config/loadConfig.ts"
+import type { MirrorEvents } from "../events/MirrorEvents.ts"
 import type { Database } from "../store/Database.ts"
 import { doctorAtStartLayer } from "./doctorAtStart.ts"
 import { failedReportsLayer } from "./FailedReports.ts"
 
-export const arrLayer = (config: AppConfig): Layer.Layer<never, never, Database> =>
+export const arrLayer = (config: AppConfig): Layer.Layer<never, never, Database | MirrorEvents> =>
   Layer.merge(doctorAtStartLayer(config), failedReportsLayer(config))

@@ -14,7 +14,7 @@
 import { Context, Effect, Layer } from "effect"
 import { ApiEndpoints } from "../api/ApiEndpoints.ts"
 import { ApiError, ClientValidation } from "../api/ApiError.ts"
-import { ApiHttp, decodeBody } from "../api/ApiHttp.ts"
+import { ApiHttp, ApiObserver, decodeBody } from "../api/ApiHttp.ts"
 import type { ApiTransport } from "../api/ApiTransport.ts"
 import { Credentials } from "../api/Credentials.ts"
 import { grantFields, makeOAuthApi, type TokenGrant } from "../api/oauth.ts"
@@ -87,7 +87,7 @@ export class OAuthEndpoints extends Context.Service<
   ).pipe(
     // Fresh: layers are memoized by identity, and the application's ApiHttp carries the real credentials.
     Layer.provide(Layer.fresh(ApiHttp.layer)),
-    Layer.provide(noBearer())
+    Layer.provide(Layer.merge(noBearer(), ApiObserver.none))
   )
 }
 

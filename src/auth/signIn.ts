@@ -10,7 +10,7 @@ import { Clock, Effect, Layer } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import { ApiEndpoints } from "../api/ApiEndpoints.ts"
 import type { ApiError } from "../api/ApiError.ts"
-import { ApiHttp } from "../api/ApiHttp.ts"
+import { ApiHttp, ApiObserver } from "../api/ApiHttp.ts"
 import type { ApiTransport } from "../api/ApiTransport.ts"
 import { Credentials } from "../api/Credentials.ts"
 import type { Account } from "../api/schemas/account.ts"
@@ -49,7 +49,7 @@ export const signIn = Effect.fn("signIn")(function* (
     Effect.provide(
       Layer.fresh(ApiClient.layer).pipe(
         Layer.provide(Layer.fresh(ApiHttp.layer)),
-        Layer.provide(Credentials.apiKey(tokens.accessToken))
+        Layer.provide(Layer.merge(Credentials.apiKey(tokens.accessToken), ApiObserver.none))
       ),
       { local: true }
     )

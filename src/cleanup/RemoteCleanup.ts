@@ -30,7 +30,7 @@ import { RunKind } from "../appstate/mirrorAppState.ts"
 import type { CleanupSettings } from "../config/cleanupSettings.ts"
 import type { FileId } from "../domain/FileId.ts"
 import { isIntact } from "../domain/LocalEntry.ts"
-import { publishEvent } from "../events/MirrorEvents.ts"
+import { type MirrorEvents, publishEvent } from "../events/MirrorEvents.ts"
 import { type CleanupRow, Store } from "../store/Store.ts"
 import { LocalOps } from "../sync/localOps.ts"
 import { deleteLimitText, exceedsDeleteLimit } from "../sync/planner.ts"
@@ -55,22 +55,28 @@ export interface RemoteCleanupShape {
   readonly dueAt: Effect.Effect<number | null>
 }
 
-/** Remote cleanup; the default (no `[cleanup]`) deletes nothing. */
-export const RemoteCleanup = Context.Reference<RemoteCleanupShape>("dlsync/cleanup/RemoteCleanup", {
-  defaultValue: () => ({ run: () => Effect.succeed(NO_CLEANUP), dueAt: Effect.succeed(null) })
-})
+/** Remote cleanup, required by the pass and the daemon: `off` when `[cleanup]` names nothing. */
+export class RemoteCleanup extends Context.Service<RemoteCleanup, RemoteCleanupShape>()(
+  "dlsync/cleanup/RemoteCleanup"
+) {
+  /** No `[cleanup]`: nothing is deleted on the service and nothing is ever due. */
+  static readonly off: Layer.Layer<RemoteCleanup> = Layer.succeed(
+    RemoteCleanup,
+    RemoteCleanup.of({ run: () => Effect.succeed(NO_CLEANUP), dueAt: Effect.succeed(null) })
+  )
+}
 
-/** The live cleanup when `[cleanup]` names folders; nothing otherwise. */
+/** The live cleanup when `[cleanup]` names folders; RemoteCleanup.off otherwise. */
 export const remoteCleanupLayer = (
   settings: CleanupSettings | null,
   maxDelete: number | null
-): Layer.Layer<never, never, Store | LocalOps | ApiClient> =>
+): Layer.Layer<RemoteCleanup, never, Store | LocalOps | ApiClient | MirrorEvents> =>
   settings === null
-    ? Layer.empty
+    ? RemoteCleanup.off
     : Layer.effect(
         RemoteCleanup,
         Effect.gen(function* () {
-          const context = yield* Effect.context<Store | LocalOps | ApiClient>()
+          const context = yield* Effect.context<Store | LocalOps | ApiClient | MirrorEvents>()
           const store = yield* Store
           // The paths of the hold last announced, so that a hold staying in place is announced once.
           const announced = yield* Ref.make("")
@@ -86,7 +92,7 @@ export const cleanupStep = Effect.fn("RemoteCleanup.step")(function* (
   settings: CleanupSettings,
   maxDelete: number | null,
   options: { readonly allowBigDelete: boolean; readonly announced?: Ref.Ref<string> }
-): Effect.fn.Return<CleanupReport, never, Store | LocalOps | ApiClient> {
+): Effect.fn.Return<CleanupReport, never, Store | LocalOps | ApiClient | MirrorEvents> {
   const store = yield* Store
   const ops = yield* LocalOps
   const now = yield* Clock.currentTimeMillis

@@ -4,9 +4,10 @@
  * credential) and prints the effective settings, secrets redacted. Any problem: exit 78
  * (77, 75 for a refused credential or an unreachable service with --online).
  */
-import { Console, Effect, Option, Predicate } from "effect"
+import { Console, Effect, Layer, Option, Predicate } from "effect"
 import { stringify as stringifyToml } from "smol-toml"
 import { ApiClient } from "../api/ApiClient.ts"
+import { ApiObserver } from "../api/ApiHttp.ts"
 import { commandConfig } from "../cli/commandConfig.ts"
 import { afterLandingView } from "../config/afterLandingSettings.ts"
 import { arrView } from "../config/arrSettings.ts"
@@ -29,7 +30,11 @@ export const configCheck = Effect.fn("config.check")(function* ({
   const { problems, credential } = yield* checkRunPrerequisites(config)
   if (problems.length > 0) return yield* new ConfigError({ problems })
   const account = online
-    ? Option.some(yield* ApiClient.use((client) => client.account.get).pipe(Effect.provide(apiLayer(config))))
+    ? Option.some(
+        yield* ApiClient.use((client) => client.account.get).pipe(
+          Effect.provide(apiLayer(config).pipe(Layer.provide(ApiObserver.none)))
+        )
+      )
     : Option.none()
   const view = effectiveView(config)
   if (json) {

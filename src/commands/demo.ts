@@ -14,6 +14,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { Clock, Console, Effect, Layer, Option, Redacted, References } from "effect"
+import { ApiObserver } from "../api/ApiHttp.ts"
 import { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { ONCE_DRAIN_MS } from "../appstate/mirrorAppState.ts"
 import { TokenStore } from "../auth/TokenStore.ts"
@@ -132,7 +133,9 @@ export const demo = Effect.fn("demo")(function* (flags: {
       )
     }
   }).pipe(
-    Effect.provide(demoQbittorrentLayer(config).pipe(Layer.provideMerge(engineLayer(config)))),
+    Effect.provide(
+      demoQbittorrentLayer(config).pipe(Layer.provideMerge(engineLayer(config)), Layer.provide(ApiObserver.none))
+    ),
     // The intake's and the API's info lines would interleave with the demo's own.
     Effect.provideService(References.MinimumLogLevel, "Warn")
   )

@@ -28,7 +28,7 @@ import { Context, DateTime, Effect, Layer, Option, Semaphore } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { RemoteCleanup } from "../cleanup/RemoteCleanup.ts"
-import { publishEvent } from "../events/MirrorEvents.ts"
+import { MirrorEvents } from "../events/MirrorEvents.ts"
 import { Posters } from "../posters/Posters.ts"
 import { IntakeTables } from "../store/intakeTables.ts"
 import { type PassFailure, Store } from "../store/Store.ts"
@@ -108,7 +108,15 @@ export class MirrorPass extends Context.Service<
   static readonly layer: Layer.Layer<
     MirrorPass,
     never,
-    Store | RemoteSync | TransferDownloads | LocalOps | EngineSettings | FileProgress
+    | Store
+    | RemoteSync
+    | TransferDownloads
+    | LocalOps
+    | EngineSettings
+    | FileProgress
+    | MirrorEvents
+    | RemoteCleanup
+    | Posters
   > = Layer.effect(
     MirrorPass,
     Effect.gen(function* () {
@@ -119,7 +127,8 @@ export class MirrorPass extends Context.Service<
       const progress = yield* FileProgress
       const posters = yield* Posters
       const cleanup = yield* RemoteCleanup
-      const context = yield* Effect.context<Store | LocalOps>()
+      const context = yield* Effect.context<Store | LocalOps | MirrorEvents>()
+      const events = yield* MirrorEvents
       // The intake queue's downloads are mirrored whatever the filters say (when the store has the queue).
       const intake = yield* Effect.serviceOption(IntakeTables)
       const alwaysMirror = Option.match(intake, {
@@ -234,7 +243,7 @@ export class MirrorPass extends Context.Service<
           remoteId: null
         })
         const failedPaths = new Set(drained.failed.map((f) => f.path))
-        yield* publishEvent({
+        yield* events.publish({
           _tag: "pass_complete",
           changed: [
             ...changedPaths(pass.execution.outcomes),

@@ -16,7 +16,7 @@ import { Context, Effect, Layer } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import { type ApiError, isAuthProblem } from "../api/ApiError.ts"
 import { isLoginRequired } from "../auth/AuthError.ts"
-import { PostersOn } from "../posters/Posters.ts"
+import { Posters } from "../posters/Posters.ts"
 import { nowIso } from "../store/columns.ts"
 import { Store } from "../store/Store.ts"
 import { type CatchUp, CHANGES_PARAMS, catchUpChanges, type FeedRefused, type OnPage } from "../sync/feed.ts"
@@ -41,13 +41,13 @@ export class RemoteSync extends Context.Service<
   RemoteSync,
   { readonly catchUp: (options: CatchUpOptions) => Effect.Effect<CatchUpResult, ApiError> }
 >()("dlsync/engine/RemoteSync") {
-  static readonly layer: Layer.Layer<RemoteSync, never, Store | ApiClient> = Layer.effect(
+  static readonly layer: Layer.Layer<RemoteSync, never, Store | ApiClient | Posters> = Layer.effect(
     RemoteSync,
     Effect.gen(function* () {
       const store = yield* Store
       const api = yield* ApiClient
       // Poster data only when posters are on (a change restarts the feed: the change feed's rule 8 in docs/download-service-api.md).
-      const includePoster = yield* PostersOn
+      const includePoster = (yield* Posters).enabled
 
       const listing = Effect.fnUntraced(function* (reason: string, options: CatchUpOptions) {
         const startedAt = yield* nowIso

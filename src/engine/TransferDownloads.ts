@@ -27,6 +27,7 @@ import { Clock, Context, Duration, Effect, Layer, Semaphore } from "effect"
 import { ApiError, RateLimited } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { looksLanded } from "../domain/LocalEntry.ts"
+import type { MirrorEvents } from "../events/MirrorEvents.ts"
 import { Store } from "../store/Store.ts"
 import type { DownloadAction } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
@@ -79,7 +80,7 @@ export class TransferDownloads extends Context.Service<
   static readonly layer: Layer.Layer<
     TransferDownloads,
     never,
-    TransferQueue | LocalOps | Store | ProgressTracker | FileProgress
+    TransferQueue | LocalOps | Store | ProgressTracker | FileProgress | MirrorEvents
   > = Layer.effect(
     TransferDownloads,
     Effect.gen(function* () {
@@ -88,7 +89,7 @@ export class TransferDownloads extends Context.Service<
       const store = yield* Store
       const tracker = yield* ProgressTracker
       const progress = yield* FileProgress
-      const context = yield* Effect.context<Store | FileProgress>()
+      const context = yield* Effect.context<Store | FileProgress | MirrorEvents>()
       yield* Effect.ignore(
         Effect.try(() => Fs.rmSync(NodePath.join(ops.root, LEGACY_STAGING_DIR), { recursive: true, force: true }))
       )

@@ -15,7 +15,7 @@ import { Effect, Option } from "effect"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import type { WrittenStat } from "../domain/LocalEntry.ts"
 import { categoryOf, type FileFacts } from "../events/MirrorEvent.ts"
-import { publishEvent } from "../events/MirrorEvents.ts"
+import { type MirrorEvents, publishEvent } from "../events/MirrorEvents.ts"
 import { Store } from "../store/Store.ts"
 import { type DownloadAction, recordFailed, recordLanded } from "../sync/executor.ts"
 
@@ -28,7 +28,7 @@ export type DownloadOutcome =
 export const recordDownload = (
   outcome: DownloadOutcome,
   root: string
-): Effect.Effect<void, never, Store | FileProgress> =>
+): Effect.Effect<void, never, Store | FileProgress | MirrorEvents> =>
   Effect.gen(function* () {
     const { action } = outcome
     const progress = yield* FileProgress

@@ -10,8 +10,8 @@
  * Invariants:
  * - Publishing never blocks nor fails the mirror: the PubSub is bounded and drops what a
  *   subscriber too slow to keep up has no room for; the drops are counted and logged.
- * - Without the live layer (tests, `status`) the default publishes nowhere, so the engine
- *   depends on no subscriber.
+ * - The engine requires the event source (layers/engine.ts provides it to every command that
+ *   mirrors); publishing needs no subscriber.
  * - A subscriber sees what was published after it subscribed: consumers subscribe when their
  *   layer is built, before the first pass.
  */
@@ -30,33 +30,28 @@ export interface MirrorEventsShape {
   readonly subscribe: Effect.Effect<PubSub.Subscription<MirrorEvent>, never, Scope.Scope>
 }
 
-export const MirrorEvents = Context.Reference<MirrorEventsShape>("dlsync/events/MirrorEvents", {
-  defaultValue: () => ({
-    publish: () => Effect.void,
-    subscribe: Effect.flatMap(PubSub.bounded<MirrorEvent>(1), PubSub.subscribe)
-  })
-})
-
-/** The live event source, for the engine's life. */
-export const mirrorEventsLayer = Layer.effect(
-  MirrorEvents,
-  Effect.gen(function* () {
-    const pubsub = yield* Effect.acquireRelease(PubSub.dropping<MirrorEvent>(EVENT_CAPACITY), PubSub.shutdown)
-    let dropped = 0
-    return MirrorEvents.of({
-      publish: (event) =>
-        Effect.flatMap(PubSub.publish(pubsub, event), (accepted) => {
-          if (accepted) return Effect.void
-          dropped += 1
-          return dropped % DROP_LOG_EVERY === 1
-            ? Effect.logWarning(`events: ${dropped} dropped so far (a hook, notification or refresh is behind)`)
-            : Effect.void
-        }),
-      subscribe: PubSub.subscribe(pubsub)
+export class MirrorEvents extends Context.Service<MirrorEvents, MirrorEventsShape>()("dlsync/events/MirrorEvents") {
+  /** The live event source, for the engine's life. */
+  static readonly layer: Layer.Layer<MirrorEvents> = Layer.effect(
+    MirrorEvents,
+    Effect.gen(function* () {
+      const pubsub = yield* Effect.acquireRelease(PubSub.dropping<MirrorEvent>(EVENT_CAPACITY), PubSub.shutdown)
+      let dropped = 0
+      return MirrorEvents.of({
+        publish: (event) =>
+          Effect.flatMap(PubSub.publish(pubsub, event), (accepted) => {
+            if (accepted) return Effect.void
+            dropped += 1
+            return dropped % DROP_LOG_EVERY === 1
+              ? Effect.logWarning(`events: ${dropped} dropped so far (a hook, notification or refresh is behind)`)
+              : Effect.void
+          }),
+        subscribe: PubSub.subscribe(pubsub)
+      })
     })
-  })
-)
+  )
+}
 
-/** Publishes one event to the current event source (the default one publishes nowhere). */
-export const publishEvent = (event: MirrorEvent): Effect.Effect<void> =>
-  Effect.flatMap(Effect.service(MirrorEvents), (events) => events.publish(event))
+/** Publishes one event to the engine's event source. */
+export const publishEvent = (event: MirrorEvent): Effect.Effect<void, never, MirrorEvents> =>
+  MirrorEvents.use((events) => events.publish(event))

@@ -5,7 +5,8 @@
  *
  * Requests that arrive while one is pending fold into it (a sliding queue of one): ten
  * deliveries in a burst are one poll, and a sender can never queue work in the daemon.
- * Without the layer (`run --once`, tests) requests go nowhere and none ever arrives.
+ * Only the daemon's graph has it: the webhook receiver and the daemon require it, and
+ * `run --once`, which has neither, has no such thing.
  */
 import { Context, Effect, Layer, Queue } from "effect"
 
@@ -16,15 +17,18 @@ export interface PollRequestsShape {
   readonly next: Effect.Effect<void>
 }
 
-export const PollRequests = Context.Reference<PollRequestsShape>("dlsync/events/PollRequests", {
-  defaultValue: () => ({ request: Effect.void, next: Effect.never })
-})
+export class PollRequests extends Context.Service<PollRequests, PollRequestsShape>()("dlsync/events/PollRequests") {
+  /** Requests delivered to whoever waits on `next` in the same graph (the daemon). */
+  static readonly layer: Layer.Layer<PollRequests> = Layer.effect(
+    PollRequests,
+    Effect.map(Queue.sliding<void>(1), (queue) =>
+      PollRequests.of({
+        request: Effect.asVoid(Queue.offer(queue, undefined)),
+        next: Queue.take(queue)
+      })
+    )
+  )
+}
 
-/** Requests delivered to whoever waits on `next` in the same graph (the daemon). */
-export const pollRequestsLayer: Layer.Layer<never> = Layer.effect(
-  PollRequests,
-  Effect.map(Queue.sliding<void>(1), (queue) => ({
-    request: Effect.asVoid(Queue.offer(queue, undefined)),
-    next: Queue.take(queue)
-  }))
-)
+/** PollRequests.layer: what the daemon's graph provides to the webhook receiver and the daemon. */
+export const pollRequestsLayer = PollRequests.layer

@@ -32,7 +32,7 @@ export interface BatchOptions<A, R> {
 /** Starts batching for the scope's life (subscribed before it returns). */
 export const batchEvents = Effect.fnUntraced(function* <A, R>(
   options: BatchOptions<A, R>
-): Effect.fn.Return<void, never, Scope.Scope | R> {
+): Effect.fn.Return<void, never, Scope.Scope | R | MirrorEvents> {
   const events = yield* MirrorEvents
   const subscription = yield* events.subscribe
   const batches = yield* Queue.unbounded<ReadonlyArray<A>, Cause.Done>()

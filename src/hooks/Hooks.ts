@@ -45,7 +45,7 @@ export const hooksLayer = (
   root: string,
   hooks: ReadonlyArray<HookSettings>,
   parentEnv: Readonly<Record<string, string | undefined>>
-): Layer.Layer<never> => {
+): Layer.Layer<never, never, MirrorEvents> => {
   if (hooks.length === 0) return Layer.empty
   return Layer.effectDiscard(
     Effect.gen(function* () {

@@ -36,7 +36,7 @@ export const FOLLOW_INTERVAL_MS = 4_000
 /** Service statuses of a download that holds one of the account's concurrent slots. */
 export const ACTIVE_STATUSES: ReadonlySet<string> = new Set(["queued", "processing", "downloading", "finalizing"])
 
-export type IntakeRunnerNeeds = ApiClient | IntakeTables | IntakeSettings | Store
+export type IntakeRunnerNeeds = ApiClient | IntakeTables | IntakeSettings | Store | MirrorEvents
 
 /** What a round leaves for the caller: whether the feed should be polled now (a download's files exist, or went). */
 export interface RoundOutcome {
@@ -55,8 +55,9 @@ export const intakeRound = Effect.fn("Intake.round")(function* (followEveryMs: n
   const api = yield* ApiClient
   const store = yield* Store
   const settings = yield* IntakeSettings
+  const events = yield* MirrorEvents
   const now = yield* Clock.currentTimeMillis
-  const ctx = { api, tables, store, root: settings.root, now }
+  const ctx = { api, tables, store, events, root: settings.root, now }
   const sender = { ...ctx, categories: settings.categories, webhookUrl: settings.webhookUrl }
   let pollDue = false
   let slotFreed = false

@@ -14,12 +14,14 @@ import { Effect } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
 import { DownloadId } from "../api/schemas/common.ts"
 import type { Download } from "../api/schemas/downloads.ts"
+import type { MirrorEvents } from "../events/MirrorEvents.ts"
 import type { IntakeRecord, IntakeTables } from "../store/intakeTables.ts"
 import { failRelease } from "./releaseCompletion.ts"
 
 export interface FollowContext {
   readonly api: ApiClient["Service"]
   readonly tables: IntakeTables["Service"]
+  readonly events: MirrorEvents["Service"]
   readonly now: number
 }
 

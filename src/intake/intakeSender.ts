@@ -30,6 +30,7 @@ import { DownloadId, SelectionId } from "../api/schemas/common.ts"
 import type { Download, DownloadOutcome, Selection, SelectionItem } from "../api/schemas/downloads.ts"
 import type { CategorySettings } from "../config/categoriesSettings.ts"
 import { CATEGORY_DEFAULTS } from "../config/categoriesSettings.ts"
+import type { MirrorEvents } from "../events/MirrorEvents.ts"
 import type { IntakeRecord, IntakeTables, OfferedItem } from "../store/intakeTables.ts"
 import type { Store } from "../store/Store.ts"
 import { type ActiveCounts, afterOneDownload, capHold } from "./accountCaps.ts"
@@ -46,6 +47,7 @@ export const CAP_RECHECK_MS = 60_000
 export interface SenderContext {
   readonly api: ApiClient["Service"]
   readonly tables: IntakeTables["Service"]
+  readonly events: MirrorEvents["Service"]
   readonly store: Store["Service"]
   readonly categories: Readonly<Record<string, CategorySettings>>
   /** Where the service tells of the download's end (webhooks.public_url), if anywhere. */

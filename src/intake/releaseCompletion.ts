@@ -21,7 +21,7 @@
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
-import { publishEvent } from "../events/MirrorEvents.ts"
+import type { MirrorEvents } from "../events/MirrorEvents.ts"
 import type { IntakeRecord, IntakeTables } from "../store/intakeTables.ts"
 import type { ReleaseFile, Store } from "../store/Store.ts"
 import { contentRootOf } from "./releaseFolder.ts"
@@ -30,6 +30,7 @@ import { isVerified } from "./releaseView.ts"
 export interface CompletionContext {
   readonly store: Store["Service"]
   readonly tables: IntakeTables["Service"]
+  readonly events: MirrorEvents["Service"]
   /** The mirror root, absolute. */
   readonly root: string
   readonly now: number
@@ -92,7 +93,7 @@ export const settleCompletion = Effect.fn("Intake.settleCompletion")(function* (
   )
   if (!stored) return "waiting" as Settled
   yield* Effect.logInfo(`intake: ${record.name} (${record.id}) is complete on local disk at ${localRoot}`)
-  yield* publishEvent({
+  yield* ctx.events.publish({
     _tag: "release_complete",
     id: record.id,
     name: record.name,
@@ -108,7 +109,7 @@ export const settleCompletion = Effect.fn("Intake.settleCompletion")(function* (
 
 /** Marks a release failed (from any live phase) and tells the subscribers. */
 export const failRelease = Effect.fnUntraced(function* (
-  ctx: Pick<CompletionContext, "tables" | "now">,
+  ctx: Pick<CompletionContext, "tables" | "events" | "now">,
   record: IntakeRecord,
   reason: string
 ) {
@@ -120,7 +121,7 @@ export const failRelease = Effect.fnUntraced(function* (
   )
   if (!stored) return
   yield* Effect.logWarning(`intake: ${record.name} (${record.id}) failed: ${reason}`)
-  yield* publishEvent({
+  yield* ctx.events.publish({
     _tag: "release_failed",
     id: record.id,
     name: record.name,

@@ -16,10 +16,11 @@
  */
 import { Effect, Layer } from "effect"
 import type { ApiError } from "../api/ApiError.ts"
+import { ApiObserver } from "../api/ApiHttp.ts"
 import type { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { mirrorAppStateLayer, RunKind } from "../appstate/mirrorAppState.ts"
 import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
-import { remoteCleanupLayer } from "../cleanup/RemoteCleanup.ts"
+import { type RemoteCleanup, remoteCleanupLayer } from "../cleanup/RemoteCleanup.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { EngineSettings } from "../engine/EngineSettings.ts"
 import { liveTransfersPublisher } from "../engine/liveTransfersPublisher.ts"
@@ -27,7 +28,7 @@ import { MirrorPass } from "../engine/MirrorPass.ts"
 import { RemoteSync } from "../engine/RemoteSync.ts"
 import { TransferDownloads } from "../engine/TransferDownloads.ts"
 import { transferLinksLayer } from "../engine/transferLinksLayer.ts"
-import { mirrorEventsLayer } from "../events/MirrorEvents.ts"
+import { MirrorEvents } from "../events/MirrorEvents.ts"
 import { hooksLayer } from "../hooks/Hooks.ts"
 import { IntakeRunner } from "../intake/IntakeRunner.ts"
 import { IntakeSettings } from "../intake/IntakeSettings.ts"
@@ -76,8 +77,11 @@ export const engineLayer = (
   | EngineSettings
   | AppStateWriter
   | IntakeTables
-  | IntakeRunner,
-  EngineBuildError | InstanceLocked
+  | IntakeRunner
+  | MirrorEvents
+  | RemoteCleanup,
+  EngineBuildError | InstanceLocked,
+  ApiObserver
 > => {
   const api = apiLayer(config, login)
   const options = transferOptions({ ...config.transfers, waitForSpace: space.waitForSpace ?? false })
@@ -125,10 +129,11 @@ export const engineLayer = (
   // The lock is taken before the database is opened, and released after it is closed.
   return engine.pipe(
     Layer.merge(afterLanding),
-    Layer.provideMerge(mirrorEventsLayer),
+    Layer.provideMerge(MirrorEvents.layer),
     Layer.provide(InstanceLock.layer(config.mirror.state_dir))
   )
 }
 
-/** `engineLayer` for `run --once`: a single pass, which fails at once without a sign-in or disk space. */
-export const onceLayer = (config: AppConfig) => engineLayer(config).pipe(Layer.provide(Layer.succeed(RunKind, "once")))
+/** `engineLayer` for `run --once`: a single pass, which fails at once without a sign-in or disk space; no metrics. */
+export const onceLayer = (config: AppConfig) =>
+  engineLayer(config).pipe(Layer.provide(Layer.merge(Layer.succeed(RunKind, "once"), ApiObserver.none)))

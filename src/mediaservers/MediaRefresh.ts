@@ -16,6 +16,7 @@
 import { Effect, Layer } from "effect"
 import type { AfterLandingSettings } from "../config/afterLandingSettings.ts"
 import { batchEvents } from "../events/eventBatches.ts"
+import type { MirrorEvents } from "../events/MirrorEvents.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { retryDelivery } from "../outbound/retryDelivery.ts"
 import { jellyfinRefresh } from "./jellyfin.ts"
@@ -31,7 +32,7 @@ export const DEBOUNCE_MAX_MS = 60_000
 export const mediaRefreshLayer = (
   root: string,
   settings: Pick<AfterLandingSettings, "jellyfin" | "plex">
-): Layer.Layer<never> => {
+): Layer.Layer<never, never, MirrorEvents> => {
   const { jellyfin, plex } = settings
   if (jellyfin === null && plex === null) return Layer.empty
   const refresh = batchEvents({

@@ -17,6 +17,7 @@ import type { NotifySettings } from "../config/afterLandingSettings.ts"
 import { notifyTarget } from "../domain/notifyTarget.ts"
 import { batchEvents } from "../events/eventBatches.ts"
 import { levelOf, type MirrorEvent } from "../events/MirrorEvent.ts"
+import type { MirrorEvents } from "../events/MirrorEvents.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { retryDelivery } from "../outbound/retryDelivery.ts"
 import { atLeast, notifyMessage } from "./notifyMessage.ts"
@@ -28,7 +29,7 @@ export const NOTIFY_QUIET_MS = 30_000
 export const NOTIFY_MAX_WAIT_MS = 5 * 60_000
 
 /** Notifies for the scope's life; nothing when no target is configured. */
-export const notifyLayer = (targets: ReadonlyArray<NotifySettings>): Layer.Layer<never> => {
+export const notifyLayer = (targets: ReadonlyArray<NotifySettings>): Layer.Layer<never, never, MirrorEvents> => {
   if (targets.length === 0) return Layer.empty
   const one = (settings: NotifySettings) => {
     const target = notifyTarget(Redacted.value(settings.url), settings.type)

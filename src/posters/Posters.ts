@@ -53,6 +53,8 @@ export const POSTER_FETCH_TIMEOUT = Duration.seconds(30)
 const POSTER_REDIRECTS = 5
 
 export interface PostersShape {
+  /** Whether posters are on: the feed then asks for poster data (`include_poster`). */
+  readonly enabled: boolean
   /**
    * Brings the posters in line with the mirror; never fails. `occupied`: paths the last plan
    * could not give a remote item because something was there: a poster of ours there makes
@@ -61,28 +63,29 @@ export interface PostersShape {
   readonly sync: (occupied: ReadonlySet<string>) => Effect.Effect<void>
 }
 
-/** Whether the feed asks for poster data (`include_poster`); false unless posters are on. */
-export const PostersOn = Context.Reference<boolean>("dlsync/posters/PostersOn", { defaultValue: () => false })
+/** The poster step, required by the feed and the pass: `off` unless posters are on. */
+export class Posters extends Context.Service<Posters, PostersShape>()("dlsync/posters/Posters") {
+  /** Posters off: no poster data asked for, none written. */
+  static readonly off: Layer.Layer<Posters> = Layer.succeed(
+    Posters,
+    Posters.of({ enabled: false, sync: () => Effect.void })
+  )
+}
 
-/** The poster step; the default (posters off) does nothing. */
-export const Posters = Context.Reference<PostersShape>("dlsync/posters/Posters", {
-  defaultValue: () => ({ sync: () => Effect.void })
-})
-
-/** The live poster step and the feed's poster flag, when posters are on; nothing otherwise. */
-export const postersLayer = (settings: PostersSettings): Layer.Layer<never, never, Store | LocalOps> =>
+/** The live poster step when posters are on; Posters.off otherwise. */
+export const postersLayer = (settings: PostersSettings): Layer.Layer<Posters, never, Store | LocalOps> =>
   settings.enabled
-    ? Layer.mergeAll(
-        Layer.succeed(PostersOn, true),
-        Layer.effect(
-          Posters,
-          Effect.gen(function* () {
-            const context = yield* Effect.context<Store | LocalOps | Outbound>()
-            return { sync: (occupied) => syncPosters(settings, occupied).pipe(Effect.provide(context)) }
+    ? Layer.effect(
+        Posters,
+        Effect.gen(function* () {
+          const context = yield* Effect.context<Store | LocalOps | Outbound>()
+          return Posters.of({
+            enabled: true,
+            sync: (occupied) => syncPosters(settings, occupied).pipe(Effect.provide(context))
           })
-        ).pipe(Layer.provide(Outbound.layer))
-      )
-    : Layer.empty
+        })
+      ).pipe(Layer.provide(Outbound.layer))
+    : Posters.off
 
 /** One poster step over the store as the last reconcile left it. */
 export const syncPosters = Effect.fn("Posters.sync")(function* (

@@ -34,7 +34,7 @@ import {
   type WrittenStat
 } from "../domain/LocalEntry.ts"
 import type { RemoteItem } from "../domain/RemoteItem.ts"
-import { publishEvent } from "../events/MirrorEvents.ts"
+import { type MirrorEvents, publishEvent } from "../events/MirrorEvents.ts"
 import { type PendingOp, Store } from "../store/Store.ts"
 import { type LocalOpError, LocalOps, type RootUnavailable } from "./localOps.ts"
 import { type Action, type ActionTag, MOVING_DIR } from "./planner.ts"
@@ -69,7 +69,7 @@ export interface ExecuteOptions {
 export const executePlan = Effect.fn("executePlan")(function* (
   actions: ReadonlyArray<Action>,
   options: ExecuteOptions
-): Effect.fn.Return<ExecutionReport, RootUnavailable | LocalOpError, Store | LocalOps> {
+): Effect.fn.Return<ExecutionReport, RootUnavailable | LocalOpError, Store | LocalOps | MirrorEvents> {
   const store = yield* Store
   const ops = yield* LocalOps
   const today = options.now.toISOString().slice(0, 10)
@@ -153,7 +153,7 @@ const done: Done = { result: "done", detail: null }
 const perform = Effect.fnUntraced(function* (
   action: Action,
   today: string
-): Effect.fn.Return<Done, LocalOpError, Store | LocalOps> {
+): Effect.fn.Return<Done, LocalOpError, Store | LocalOps | MirrorEvents> {
   const store = yield* Store
   const ops = yield* LocalOps
   const log = (message: string, path: string | null) =>

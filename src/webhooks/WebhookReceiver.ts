@@ -63,7 +63,7 @@ export class WebhookReceiver extends Context.Service<
 >()("dlsync/webhooks/WebhookReceiver") {
   static readonly layer = (
     options: WebhookReceiverOptions
-  ): Layer.Layer<WebhookReceiver, HealthServerError, Database> =>
+  ): Layer.Layer<WebhookReceiver, HealthServerError, Database | PollRequests> =>
     options.listen === "off"
       ? Layer.succeed(WebhookReceiver, WebhookReceiver.of({ url: undefined }))
       : listening(options.listen, options)
@@ -84,7 +84,7 @@ const REJECTION_LOG_INTERVAL_MS = 60_000
 const listening = (
   address: ListenAddress,
   options: WebhookReceiverOptions
-): Layer.Layer<WebhookReceiver, HealthServerError, Database> => {
+): Layer.Layer<WebhookReceiver, HealthServerError, Database | PollRequests> => {
   const bodyTimeout = Duration.fromInputUnsafe(options.bodyTimeout ?? BODY_TIMEOUT)
   const routes = receiverRoutes({
     keys: webhookKeys(options.secrets),

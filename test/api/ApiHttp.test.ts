@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Redacted, References } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { ApiEndpoints } from "../../src/api/ApiEndpoints.ts"
-import { ApiHttp, REQUEST_ID_PATTERN } from "../../src/api/ApiHttp.ts"
+import { ApiHttp, ApiObserver, REQUEST_ID_PATTERN } from "../../src/api/ApiHttp.ts"
 import { ApiTransport } from "../../src/api/ApiTransport.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { account, downloadId as did, fileId as fid, fileRecord, selectionId } from "./fixtures.ts"
@@ -325,6 +325,7 @@ describe("ApiHttp: retries", () => {
       ).pipe(Layer.provide(ApiTransport.layerNodeHttp))
       const layer = ApiClient.layer.pipe(
         Layer.provide(ApiHttp.layer),
+        Layer.provide(ApiObserver.none),
         Layer.provide(counting),
         Layer.provide(
           ApiEndpoints.layer({ baseUrl: `http://127.0.0.1:${port}/api/v1`, authUrl: `http://127.0.0.1:${port}` })

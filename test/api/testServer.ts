@@ -6,7 +6,7 @@ import * as Http from "node:http"
 import { Effect, Layer, Redacted, type Scope } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { ApiEndpoints } from "../../src/api/ApiEndpoints.ts"
-import { ApiHttp, ApiHttpSettings, type HttpSettings } from "../../src/api/ApiHttp.ts"
+import { ApiHttp, ApiHttpSettings, ApiObserver, type HttpSettings } from "../../src/api/ApiHttp.ts"
 import { ApiTransport } from "../../src/api/ApiTransport.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 
@@ -104,7 +104,8 @@ export const clientLayer = (
   const http = ApiHttp.layer.pipe(
     Layer.provide(ApiTransport.layerNodeHttp),
     Layer.provide(ApiEndpoints.layer({ baseUrl: `${origin}/api/v1`, authUrl: options.authOrigin ?? origin })),
-    Layer.provide(options.credentials ?? Credentials.apiKey(Redacted.make(API_KEY)))
+    Layer.provide(options.credentials ?? Credentials.apiKey(Redacted.make(API_KEY))),
+    Layer.provide(ApiObserver.none)
   )
   const settings = Layer.succeed(ApiHttpSettings, options.settings ?? FAST_SETTINGS)
   return Layer.mergeAll(ApiClient.layer.pipe(Layer.provideMerge(http)), settings).pipe(Layer.orDie)

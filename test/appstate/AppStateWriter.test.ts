@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Logger, Queue, Redacted, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
-import { ApiHttp } from "../../src/api/ApiHttp.ts"
+import { ApiHttp, ApiObserver } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { FileId } from "../../src/api/schemas/common.ts"
 import { AppStateOutbox } from "../../src/appstate/AppStateOutbox.ts"
@@ -19,7 +19,7 @@ const fileId = Schema.decodeSync(FileId)
 
 const clientLayer = (e: RunningEmulator, bearer = e.accessToken) =>
   ApiClient.layer.pipe(
-    Layer.provide(ApiHttp.layer),
+    Layer.provide(ApiHttp.layer.pipe(Layer.provide(ApiObserver.none))),
     Layer.provide(Credentials.apiKey(Redacted.make(bearer))),
     Layer.provideMerge(transportLayer(e))
   )

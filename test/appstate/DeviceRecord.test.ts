@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
-import { ApiHttp } from "../../src/api/ApiHttp.ts"
+import { ApiHttp, ApiObserver } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import {
   DEVICE_RETENTION_MS,
@@ -27,7 +27,7 @@ const layer = (e: RunningEmulator) =>
   }).pipe(
     Layer.provideMerge(
       ApiClient.layer.pipe(
-        Layer.provide(ApiHttp.layer),
+        Layer.provide(ApiHttp.layer.pipe(Layer.provide(ApiObserver.none))),
         Layer.provide(Credentials.apiKey(Redacted.make(e.accessToken))),
         Layer.provideMerge(transportLayer(e))
       )

@@ -3,7 +3,7 @@ import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
-import { ApiHttp } from "../../src/api/ApiHttp.ts"
+import { ApiHttp, ApiObserver } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { FileId } from "../../src/api/schemas/common.ts"
 import { AppStateOutbox } from "../../src/appstate/AppStateOutbox.ts"
@@ -45,7 +45,7 @@ const layer = (
 
 const clientLayer = (e: RunningEmulator, bearer: string, signals: PutSignals | undefined) => {
   const client = ApiClient.layer.pipe(
-    Layer.provide(ApiHttp.layer),
+    Layer.provide(ApiHttp.layer.pipe(Layer.provide(ApiObserver.none))),
     Layer.provide(Credentials.apiKey(Redacted.make(bearer))),
     Layer.provideMerge(transportLayer(e))
   )

@@ -4,7 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, Redacted, Schema, type Scope } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
-import { ApiHttp } from "../../src/api/ApiHttp.ts"
+import { ApiHttp, ApiObserver } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { FileId } from "../../src/api/schemas/common.ts"
 import { AppStateOutbox } from "../../src/appstate/AppStateOutbox.ts"
@@ -121,7 +121,7 @@ describe("SQLite outbox", () => {
             Layer.provideMerge(SqliteOutbox.layer(db)),
             Layer.provideMerge(
               ApiClient.layer.pipe(
-                Layer.provide(ApiHttp.layer),
+                Layer.provide(ApiHttp.layer.pipe(Layer.provide(ApiObserver.none))),
                 Layer.provide(Credentials.apiKey(Redacted.make(emulator.accessToken))),
                 Layer.provideMerge(transportLayer(emulator))
               )

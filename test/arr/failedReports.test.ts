@@ -6,7 +6,7 @@ import BetterSqlite3 from "better-sqlite3"
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { failedReportsLayer, UNTRACKED_AFTER_MISSES } from "../../src/arr/FailedReports.ts"
 import type { ArrSettings } from "../../src/config/arrSettings.ts"
-import { MirrorEvents, mirrorEventsLayer } from "../../src/events/MirrorEvents.ts"
+import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
 import { Intake } from "../../src/intake/Intake.ts"
 import { DATABASE_FILE, Database } from "../../src/store/Database.ts"
 import { arrStandIn } from "../standins/arrStandIn.ts"
@@ -59,7 +59,8 @@ const life = <E>(url: string | ArrSettings, stateDir: string, root: string, duri
     control.fail(nzb.id, "no segments")
     const layer = failedReportsLayer(typeof url === "string" ? settings(url) : url).pipe(
       Layer.provide(Database.layer(stateDir)),
-      Layer.provide(Layer.succeed(Intake, control.intake))
+      Layer.provide(Layer.succeed(Intake, control.intake)),
+      Layer.provide(MirrorEvents.layer)
     )
     return yield* Effect.scoped(Effect.andThen(Layer.build(Layer.fresh(layer)), during))
   })
@@ -200,7 +201,7 @@ describe("failed releases reported to the apps", () => {
       const layer = failedReportsLayer(settings(sonarr.url)).pipe(
         Layer.provide(Database.layer(Path.join(dir, "state"))),
         Layer.provide(Layer.succeed(Intake, control.intake)),
-        Layer.provideMerge(mirrorEventsLayer)
+        Layer.provideMerge(MirrorEvents.layer)
       )
       yield* Effect.scoped(
         Effect.gen(function* () {

@@ -5,7 +5,7 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, Schema } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
-import { ApiHttp } from "../../src/api/ApiHttp.ts"
+import { ApiHttp, ApiObserver } from "../../src/api/ApiHttp.ts"
 import { FileId } from "../../src/api/schemas/common.ts"
 import { isLoginRequired } from "../../src/auth/AuthError.ts"
 import { API_KEY_NOTICE, credentialsFromConfig } from "../../src/auth/credentialsFromConfig.ts"
@@ -36,7 +36,7 @@ const loadTestConfig = (e: RunningEmulator, stateDir: string, apiKey?: string) =
 /** An ApiClient on whatever credentialsFromConfig picks, plus its AuthStatus. */
 const clientFor = (e: RunningEmulator, c: AppConfig) =>
   ApiClient.layer.pipe(
-    Layer.provide(ApiHttp.layer),
+    Layer.provide(ApiHttp.layer.pipe(Layer.provide(ApiObserver.none))),
     Layer.provideMerge(credentialsFromConfig(c).pipe(Layer.provide(oauthLayer(e)))),
     Layer.provideMerge(transportLayer(e))
   )
@@ -93,7 +93,7 @@ describe("credentialsFromConfig", () => {
       const dir = yield* useStateDir
       const config = yield* loadTestConfig(e, dir)
       const layer = ApiClient.layer.pipe(
-        Layer.provide(ApiHttp.layer),
+        Layer.provide(ApiHttp.layer.pipe(Layer.provide(ApiObserver.none))),
         Layer.provideMerge(credentialsFromConfig(config, { waitForLogin: true }).pipe(Layer.provide(oauthLayer(e)))),
         Layer.provideMerge(transportLayer(e))
       )

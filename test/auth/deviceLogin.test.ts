@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
-import { ApiHttp } from "../../src/api/ApiHttp.ts"
+import { ApiHttp, ApiObserver } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import type { DeviceAuthorization } from "../../src/api/schemas/oauth.ts"
 import { deviceLogin, nextPoll } from "../../src/auth/deviceLogin.ts"
@@ -72,7 +72,7 @@ describe("deviceLogin", () => {
       }).pipe(
         Effect.provide(
           ApiClient.layer.pipe(
-            Layer.provide(ApiHttp.layer),
+            Layer.provide(ApiHttp.layer.pipe(Layer.provide(ApiObserver.none))),
             Layer.provide(Credentials.apiKey(Redacted.make(result.success.access_token))),
             Layer.provide(transportLayer(e))
           ),

@@ -11,6 +11,7 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, PubSub, Redacted, Ref } from "effect"
 import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
+import { ApiObserver } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { batches, DELETE_BATCH, inCleanupFolders, isOldEnough, RETRY_MAX_MS } from "../../src/cleanup/cleanupRules.ts"
 import { cleanupStep } from "../../src/cleanup/RemoteCleanup.ts"
@@ -20,6 +21,7 @@ import { RemoteSync } from "../../src/engine/RemoteSync.ts"
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
 import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
 import { toLocalStat } from "../../src/fs/localStat.ts"
+import { Posters } from "../../src/posters/Posters.ts"
 import { makeAppStateOutboxTable } from "../../src/store/appStateOutboxTable.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
@@ -55,10 +57,12 @@ const setup = (count: number) =>
       Layer.provideMerge(Database.layer(Path.join(dir, "state"))),
       Layer.provideMerge(
         ApiClient.layerLive({ baseUrl: e.baseUrl, authUrl: e.authUrl }).pipe(
-          Layer.provide(Credentials.apiKey(Redacted.make(e.accessToken)))
+          Layer.provide([Credentials.apiKey(Redacted.make(e.accessToken)), ApiObserver.none])
         )
       ),
-      Layer.provideMerge(LocalOps.layer(root))
+      Layer.provideMerge(LocalOps.layer(root)),
+      Layer.provideMerge(MirrorEvents.layer),
+      Layer.provide(Posters.off)
     )
     return { e, ids, root, layer }
   })

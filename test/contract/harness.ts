@@ -10,7 +10,7 @@ import { assert } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import type { ApiError, ApiErrorReason } from "../../src/api/ApiError.ts"
-import { ApiHttpSettings, type HttpSettings } from "../../src/api/ApiHttp.ts"
+import { ApiHttpSettings, ApiObserver, type HttpSettings } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { Cursor, DownloadId, FileId, SelectionId } from "../../src/api/schemas/common.ts"
 import type { NewUser } from "../../src/emulator/control.ts"
@@ -52,7 +52,10 @@ export const withClient = <A, E, R>(
     const e = yield* Emulator
     const credentials = typeof bearer === "string" ? Credentials.apiKey(Redacted.make(bearer)) : bearer
     const layer = Layer.mergeAll(
-      ApiClient.layerLive({ baseUrl: e.baseUrl, authUrl: e.authUrl }).pipe(Layer.provide(credentials), Layer.orDie),
+      ApiClient.layerLive({ baseUrl: e.baseUrl, authUrl: e.authUrl }).pipe(
+        Layer.provide(Layer.merge(credentials, ApiObserver.none)),
+        Layer.orDie
+      ),
       Layer.succeed(ApiHttpSettings, settings)
     )
     return yield* ApiClient.use(f).pipe(Effect.provide(layer, { local: true }))

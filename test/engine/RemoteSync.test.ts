@@ -9,9 +9,11 @@ import * as Path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { ApiClient } from "../../src/api/ApiClient.ts"
+import { ApiObserver } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
 import { type RunningEmulator, startEmulator } from "../../src/emulator/server.ts"
 import { RemoteSync } from "../../src/engine/RemoteSync.ts"
+import { Posters } from "../../src/posters/Posters.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
 import { pollStart } from "../../src/sync/listing.ts"
@@ -40,9 +42,10 @@ const layerFor = (e: RunningEmulator, dir: string, token: string) =>
     Layer.provide(Database.layer(dir)),
     Layer.provide(
       ApiClient.layerLive({ baseUrl: e.baseUrl, authUrl: e.authUrl }).pipe(
-        Layer.provide(Credentials.apiKey(Redacted.make(token)))
+        Layer.provide([Credentials.apiKey(Redacted.make(token)), ApiObserver.none])
       )
-    )
+    ),
+    Layer.provide(Posters.off)
   )
 
 const catchUp = (e: RunningEmulator, dir: string, token: string, fullListing = true) =>

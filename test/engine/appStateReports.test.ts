@@ -15,6 +15,7 @@ import { FileProgress, type FileReport } from "../../src/appstate/FileProgress.t
 import type { ProgressEntry } from "../../src/appstate/ProgressEntry.ts"
 import type { LocalStat } from "../../src/domain/LocalEntry.ts"
 import { PROGRESS_SAMPLE_MS, TransferDownloads } from "../../src/engine/TransferDownloads.ts"
+import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
 import type { DownloadAction } from "../../src/sync/executor.ts"
@@ -75,7 +76,7 @@ describe("TransferDownloads → FileProgress", () => {
         FileProgress.of({ report: (id, r) => Effect.sync(() => void reports.push([id, r])) })
       )
       const layer = TransferDownloads.layer.pipe(
-        Layer.provide([queue, ops, progress, Layer.succeed(ProgressTracker, tracker)]),
+        Layer.provide([queue, ops, progress, Layer.succeed(ProgressTracker, tracker), MirrorEvents.layer]),
         Layer.provideMerge(store)
       )
 

@@ -8,7 +8,7 @@ import { FileProgress } from "../../src/appstate/FileProgress.ts"
 import { upsert } from "../../src/domain/RemoteItem.ts"
 import { recordDownload } from "../../src/engine/recordDownload.ts"
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
-import { MirrorEvents, mirrorEventsLayer } from "../../src/events/MirrorEvents.ts"
+import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
 import { Store } from "../../src/store/Store.ts"
 import type { DownloadAction } from "../../src/sync/executor.ts"
 import { storeLayer, tempDir } from "../store/helpers.ts"
@@ -105,7 +105,7 @@ describe("recordDownload → download_complete", () => {
     }).pipe(
       Effect.provide([
         storeLayer(tempDir()),
-        mirrorEventsLayer,
+        MirrorEvents.layer,
         Layer.succeed(FileProgress, FileProgress.of({ report: () => Effect.void }))
       ])
     )

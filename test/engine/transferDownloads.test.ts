@@ -12,6 +12,7 @@ import { Effect, Layer, Option } from "effect"
 import { FileProgress } from "../../src/appstate/FileProgress.ts"
 import { remoteVersionOf } from "../../src/domain/LocalEntry.ts"
 import { LEGACY_STAGING_DIR, TransferDownloads } from "../../src/engine/TransferDownloads.ts"
+import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
 import { Database } from "../../src/store/Database.ts"
 import { Store } from "../../src/store/Store.ts"
 import type { DownloadAction } from "../../src/sync/executor.ts"
@@ -43,7 +44,8 @@ describe("TransferDownloads", () => {
           queue,
           LocalOps.layer(root),
           Layer.succeed(FileProgress, FileProgress.of({ report: () => Effect.void })),
-          Layer.succeed(ProgressTracker, makeProgressTracker())
+          Layer.succeed(ProgressTracker, makeProgressTracker()),
+          MirrorEvents.layer
         ]),
         Layer.provideMerge(store)
       )
@@ -118,7 +120,8 @@ describe("TransferDownloads", () => {
               LocalOps.layer(root),
               Store.layer.pipe(Layer.provide(Database.layer(Path.join(root, ".state")))),
               Layer.succeed(FileProgress, FileProgress.of({ report: () => Effect.void })),
-              Layer.succeed(ProgressTracker, makeProgressTracker())
+              Layer.succeed(ProgressTracker, makeProgressTracker()),
+              MirrorEvents.layer
             ])
           )
         )

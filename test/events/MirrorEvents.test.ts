@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger, PubSub } from "effect"
-import { EVENT_CAPACITY, MirrorEvents, mirrorEventsLayer, publishEvent } from "../../src/events/MirrorEvents.ts"
+import { EVENT_CAPACITY, MirrorEvents, publishEvent } from "../../src/events/MirrorEvents.ts"
 
 describe("MirrorEvents", () => {
   it.effect("publishing past a stalled subscriber's room drops and logs, and never waits", () =>
@@ -17,7 +17,7 @@ describe("MirrorEvents", () => {
         }
         return yield* PubSub.takeUpTo(subscription, EVENT_CAPACITY * 2)
       }).pipe(
-        Effect.provide(mirrorEventsLayer),
+        Effect.provide(MirrorEvents.layer),
         Effect.provide(Logger.layer([Logger.make((o) => logs.push(Logger.formatLogFmt.log(o)))]))
       )
       assert.strictEqual(kept.length, EVENT_CAPACITY)

@@ -10,7 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Logger } from "effect"
 import type { HookSettings } from "../../src/config/afterLandingSettings.ts"
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
-import { mirrorEventsLayer, publishEvent } from "../../src/events/MirrorEvents.ts"
+import { MirrorEvents, publishEvent } from "../../src/events/MirrorEvents.ts"
 import { hooksLayer } from "../../src/hooks/Hooks.ts"
 import { groupAlive, pidIn, processAlive, until } from "./support/processes.ts"
 
@@ -27,13 +27,17 @@ const landed: MirrorEvent = {
 }
 
 /** Runs `body` with the event source and the hooks, then closes them (which waits for the hooks owed). */
-const withHooks = (hooks: ReadonlyArray<HookSettings>, body: Effect.Effect<void>, logs: Array<string>) =>
+const withHooks = (
+  hooks: ReadonlyArray<HookSettings>,
+  body: Effect.Effect<void, never, MirrorEvents>,
+  logs: Array<string>
+) =>
   Effect.scoped(
     Effect.provide(
       body,
       Layer.fresh(
         hooksLayer("/mirror", hooks, { PATH: process.env.PATH, DLSYNC_SERVICE_API_KEY: "secret" }).pipe(
-          Layer.provideMerge(mirrorEventsLayer)
+          Layer.provideMerge(MirrorEvents.layer)
         )
       )
     )

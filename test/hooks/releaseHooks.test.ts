@@ -8,7 +8,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { mirrorEventsLayer, publishEvent } from "../../src/events/MirrorEvents.ts"
+import { MirrorEvents, publishEvent } from "../../src/events/MirrorEvents.ts"
 import { hooksLayer } from "../../src/hooks/Hooks.ts"
 
 const NODE = process.execPath
@@ -59,7 +59,7 @@ describe("release events in hooks", () => {
                   { event: "release_failed", command: recorder(failed), timeout: 10_000 }
                 ],
                 { PATH: process.env.PATH }
-              ).pipe(Layer.provideMerge(mirrorEventsLayer))
+              ).pipe(Layer.provideMerge(MirrorEvents.layer))
             )
           )
         )

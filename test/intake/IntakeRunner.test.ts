@@ -16,6 +16,7 @@ import { RemoteSync } from "../../src/engine/RemoteSync.ts"
 import { Intake } from "../../src/intake/Intake.ts"
 import { intakeRound } from "../../src/intake/IntakeRunner.ts"
 import { CAP_RECHECK_MS } from "../../src/intake/intakeSender.ts"
+import { Posters } from "../../src/posters/Posters.ts"
 import { IntakeTables } from "../../src/store/intakeTables.ts"
 import { Store } from "../../src/store/Store.ts"
 import { Emulator, freshUser, withClient } from "../contract/harness.ts"
@@ -37,7 +38,9 @@ const round = (client: ApiClient["Service"]) => intakeRound(0).pipe(Effect.provi
 /** The feed brought up to date: a full listing into the store, as the daemon's poll makes it. */
 const catchUp = (client: ApiClient["Service"]) =>
   RemoteSync.use((sync) => sync.catchUp({ fullListing: true, probeFeed: false })).pipe(
-    Effect.provide(RemoteSync.layer.pipe(Layer.provide(Layer.succeed(ApiClient, client))), { local: true })
+    Effect.provide(RemoteSync.layer.pipe(Layer.provide([Layer.succeed(ApiClient, client), Posters.off])), {
+      local: true
+    })
   )
 
 /** The user's tree on the emulator: every path, and the download each file came from. */

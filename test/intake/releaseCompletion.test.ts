@@ -10,6 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { IntakeId } from "../../src/domain/IntakeId.ts"
+import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
 import { Intake } from "../../src/intake/Intake.ts"
 import { settleCompletion } from "../../src/intake/releaseCompletion.ts"
 import { IntakeTables } from "../../src/store/intakeTables.ts"
@@ -42,8 +43,9 @@ const settle = (root: string) =>
   Effect.gen(function* () {
     const store = yield* Store
     const tables = yield* IntakeTables
+    const events = yield* MirrorEvents
     const record = Option.getOrThrow(yield* tables.get(id))
-    return yield* settleCompletion({ store, tables, root, now: SERVICE_DONE + 10_000 }, record)
+    return yield* settleCompletion({ store, tables, events, root, now: SERVICE_DONE + 10_000 }, record)
   })
 
 describe("settleCompletion", () => {

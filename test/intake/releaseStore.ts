@@ -7,6 +7,7 @@ import * as Path from "node:path"
 import { Effect, Layer } from "effect"
 import { FileId } from "../../src/domain/FileId.ts"
 import { type RemoteItem, upsert } from "../../src/domain/RemoteItem.ts"
+import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
 import { IntakeLive } from "../../src/intake/IntakeLive.ts"
 import { IntakeSettings } from "../../src/intake/IntakeSettings.ts"
 import { IntakeTables } from "../../src/store/intakeTables.ts"
@@ -78,5 +79,6 @@ export const intakeOverStore = (
   IntakeLive.pipe(
     Layer.provideMerge(IntakeTables.layer),
     Layer.provideMerge(storeLayer(Path.join(tempDir(), "state"))),
-    Layer.provideMerge(IntakeSettings.layer({ root, categories }))
+    Layer.provideMerge(IntakeSettings.layer({ root, categories })),
+    Layer.provideMerge(MirrorEvents.layer)
   )

@@ -3,7 +3,7 @@ import { Effect, Layer, Logger, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import type { MediaServerSettings } from "../../src/config/afterLandingSettings.ts"
 import type { MirrorEvent } from "../../src/events/MirrorEvent.ts"
-import { mirrorEventsLayer, publishEvent } from "../../src/events/MirrorEvents.ts"
+import { MirrorEvents, publishEvent } from "../../src/events/MirrorEvents.ts"
 import { mediaRefreshLayer } from "../../src/mediaservers/MediaRefresh.ts"
 import { advanceUntil, jellyfin, plex, type Recorded, standIn } from "../standins/recordingServer.ts"
 
@@ -30,10 +30,10 @@ const server = (url: string, token: string, pathMap: MediaServerSettings["path_m
 /** Runs `body` with the event source and a media refresh, then closes them (which delivers what is owed). */
 const withRefresh = <A, E>(
   settings: Parameters<typeof mediaRefreshLayer>[1],
-  body: Effect.Effect<A, E>,
+  body: Effect.Effect<A, E, MirrorEvents>,
   logs?: Array<string>
 ) => {
-  const layer = mediaRefreshLayer(ROOT, settings).pipe(Layer.provideMerge(mirrorEventsLayer))
+  const layer = mediaRefreshLayer(ROOT, settings).pipe(Layer.provideMerge(MirrorEvents.layer))
   const logged = Logger.layer([Logger.make((o) => logs?.push(Logger.formatLogFmt.log(o)))])
   return Effect.scoped(Effect.provide(body, Layer.fresh(layer))).pipe(Effect.provide(logged))
 }

@@ -10,7 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, PubSub } from "effect"
 import type { RemoteItem } from "../../src/domain/RemoteItem.ts"
 import { upsert } from "../../src/domain/RemoteItem.ts"
-import { MirrorEvents, mirrorEventsLayer } from "../../src/events/MirrorEvents.ts"
+import { MirrorEvents } from "../../src/events/MirrorEvents.ts"
 import { Store } from "../../src/store/Store.ts"
 import {
   type DownloadAction,
@@ -48,7 +48,7 @@ const setup = () => {
         else yield* recordFailed(action, landed.failure.message)
       })
     )
-  const layer = Layer.mergeAll(storeLayer(state), LocalOps.layer(root))
+  const layer = Layer.mergeAll(storeLayer(state), LocalOps.layer(root), MirrorEvents.layer)
   /** The remote becomes `remote` (a complete listing), then one pass runs. */
   const pass = (remote: ReadonlyArray<RemoteItem>, config: PlanConfig = CONFIG) =>
     Effect.gen(function* () {
@@ -348,6 +348,6 @@ describe("executePlan → mirror events", () => {
       assert.strictEqual(held[0]?._tag === "deletion_held" ? held[0].count : 0, 60)
       yield* pass([moved, f, shelf])
       assert.deepStrictEqual(yield* published, [], "a hold that stays is not published again")
-    }).pipe(Effect.provide(Layer.merge(layer, mirrorEventsLayer)))
+    }).pipe(Effect.provide(layer))
   })
 })

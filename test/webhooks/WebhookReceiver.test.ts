@@ -276,7 +276,7 @@ describe("WebhookReceiver", () => {
           WebhookReceiver.layer({
             listen: { host: "127.0.0.1", port },
             secrets: [Redacted.make(SECRET)]
-          }).pipe(Layer.provide(Database.layer(yield* stateDir)))
+          }).pipe(Layer.provide([Database.layer(yield* stateDir), PollRequests.layer]))
         )
       )
       assert.strictEqual(error._tag, "HealthServerError")

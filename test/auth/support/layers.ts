@@ -2,7 +2,7 @@
 import { Layer } from "effect"
 import { ApiClient } from "../../../src/api/ApiClient.ts"
 import { ApiEndpoints } from "../../../src/api/ApiEndpoints.ts"
-import { ApiHttp, ApiHttpSettings, type HttpSettings } from "../../../src/api/ApiHttp.ts"
+import { ApiHttp, ApiHttpSettings, ApiObserver, type HttpSettings } from "../../../src/api/ApiHttp.ts"
 import { ApiTransport } from "../../../src/api/ApiTransport.ts"
 import { OAuthCredentials } from "../../../src/auth/OAuthCredentials.ts"
 import { OAuthEndpoints } from "../../../src/auth/OAuthEndpoints.ts"
@@ -38,6 +38,7 @@ export const oauthClientLayer = (e: Urls, stateDir: string) => {
   )
   return ApiClient.layer.pipe(
     Layer.provide(ApiHttp.layer),
+    Layer.provide(ApiObserver.none),
     Layer.provideMerge(credentials),
     Layer.provideMerge(transportLayer(e)),
     Layer.orDie
