@@ -83,7 +83,9 @@ export const sections = {
     bandwidth_limit: field(Schema.optionalKey(HumanRate), "string"),
     // "string", not "list": a window such as "01:00-07:00 5 MiB/s" holds spaces; ";" separates windows.
     bandwidth_schedule: field(Schema.optionalKey(BandwidthSchedule), "string"),
-    min_free_space: field(Schema.optionalKey(HumanSize), "string")
+    min_free_space: field(Schema.optionalKey(HumanSize), "string"),
+    zip_min_files: field(Schema.optionalKey(NonNegativeInt), "integer"),
+    zip_median_below: field(Schema.optionalKey(HumanSize), "string")
   },
   log: {
     level: field(Schema.optionalKey(LogLevelSetting), "string"),

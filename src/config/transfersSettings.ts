@@ -19,5 +19,7 @@ export const TRANSFERS_DEFAULTS: TransfersSettings = {
   segment_threshold: 64 * MiB,
   bandwidth_limit: 0,
   bandwidth_schedule: [],
-  min_free_space: 1024 * MiB
+  min_free_space: 1024 * MiB,
+  zip_min_files: 32,
+  zip_median_below: 4 * MiB
 }

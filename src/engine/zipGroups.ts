@@ -21,6 +21,7 @@
  * a group and have distinct archive names; the order within each is the plan's.
  */
 import type { DownloadAction } from "../sync/executor.ts"
+import { archiveNameOf } from "../transfer/zip/archiveName.ts"
 
 export interface ZipThresholds {
   /** A group needs at least this many candidates; 0 turns ZIP jobs off. */
@@ -37,9 +38,6 @@ export interface ZipPlan {
   readonly zips: ReadonlyArray<ReadonlyArray<DownloadAction>>
   readonly perFile: ReadonlyArray<DownloadAction>
 }
-
-/** The name a service gives a file inside an archive, as dlsync compares it: "/" and "\" can be neither. */
-export const archiveName = (name: string): string => name.normalize("NFC").replaceAll(/[/\\]/g, "_")
 
 export const planZipJobs = (
   downloads: ReadonlyArray<DownloadAction>,
@@ -73,8 +71,8 @@ const candidatesOf = (
 ): Array<DownloadAction> => {
   const eligible = group.filter((a) => a.item.size < thresholds.maxMemberSize && !keepPerFile.has(a.item.id))
   const names = new Map<string, number>()
-  for (const a of eligible) names.set(archiveName(a.item.name), (names.get(archiveName(a.item.name)) ?? 0) + 1)
-  return eligible.filter((a) => names.get(archiveName(a.item.name)) === 1)
+  for (const a of eligible) names.set(archiveNameOf(a.item.name), (names.get(archiveNameOf(a.item.name)) ?? 0) + 1)
+  return eligible.filter((a) => names.get(archiveNameOf(a.item.name)) === 1)
 }
 
 /** The lower middle size. */

@@ -1,7 +1,8 @@
 import fc from "fast-check"
 import { assert, describe, it } from "vitest"
-import { archiveName, planZipJobs, type ZipThresholds } from "../../src/engine/zipGroups.ts"
+import { planZipJobs, type ZipThresholds } from "../../src/engine/zipGroups.ts"
 import type { DownloadAction } from "../../src/sync/executor.ts"
+import { archiveNameOf } from "../../src/transfer/zip/archiveName.ts"
 import { file } from "../sync/fixtures.ts"
 
 const download = (
@@ -62,7 +63,7 @@ describe("planZipJobs", () => {
         }
         for (const [group, zipped] of byGroup) {
           assert.isAtLeast(zipped.length, t.minFiles, group)
-          const names = zipped.map((a) => archiveName(a.item.name))
+          const names = zipped.map((a) => archiveNameOf(a.item.name))
           assert.strictEqual(new Set(names).size, names.length, "archive names are distinct within a group")
           const sizes = zipped.map((a) => a.item.size).sort((x, y) => x - y)
           assert.isBelow(sizes[Math.floor((sizes.length - 1) / 2)]!, t.medianBelow)
