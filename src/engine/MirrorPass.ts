@@ -30,6 +30,7 @@ import { FileProgress } from "../appstate/FileProgress.ts"
 import { RemoteCleanup } from "../cleanup/RemoteCleanup.ts"
 import { publishEvent } from "../events/MirrorEvents.ts"
 import { Posters } from "../posters/Posters.ts"
+import type { Database } from "../store/Database.ts"
 import { IntakeTables } from "../store/intakeTables.ts"
 import { type PassFailure, Store } from "../store/Store.ts"
 import type { Outcome } from "../sync/executor.ts"
@@ -108,7 +109,7 @@ export class MirrorPass extends Context.Service<
   static readonly layer: Layer.Layer<
     MirrorPass,
     never,
-    Store | RemoteSync | TransferDownloads | LocalOps | EngineSettings | FileProgress
+    Store | RemoteSync | TransferDownloads | LocalOps | EngineSettings | FileProgress | Database
   > = Layer.effect(
     MirrorPass,
     Effect.gen(function* () {
@@ -119,7 +120,7 @@ export class MirrorPass extends Context.Service<
       const progress = yield* FileProgress
       const posters = yield* Posters
       const cleanup = yield* RemoteCleanup
-      const context = yield* Effect.context<Store | LocalOps>()
+      const context = yield* Effect.context<Store | LocalOps | Database>()
       // The intake queue's downloads are mirrored whatever the filters say (when the store has the queue).
       const intake = yield* Effect.serviceOption(IntakeTables)
       const alwaysMirror = Option.match(intake, {

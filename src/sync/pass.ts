@@ -18,6 +18,7 @@
  *   is adopted, the rest kept as conflict copies, nothing deleted.
  */
 import { Effect } from "effect"
+import type { Database } from "../store/Database.ts"
 import { Store } from "../store/Store.ts"
 import { detectCaseInsensitive } from "./caseSensitivity.ts"
 import { type ExecutionReport, executePlan, recoverInterrupted } from "./executor.ts"
@@ -46,7 +47,7 @@ export interface LocalPassReport {
 
 export const runPass = Effect.fn("runPass")(function* (
   options: LocalPassOptions
-): Effect.fn.Return<LocalPassReport, RootUnavailable | LocalOpError, Store | LocalOps> {
+): Effect.fn.Return<LocalPassReport, RootUnavailable | LocalOpError, Store | LocalOps | Database> {
   const store = yield* Store
   const ops = yield* LocalOps
   yield* ops.checkRoot((yield* store.local.count) > 0)

@@ -124,8 +124,17 @@ const oneArchive = (
       const taken = batch
       batch = []
       batchBytes = 0
+      const started = yield* Clock.currentTimeMillis
       const landings = yield* landBatch(fs, settings.root, taken)
+      const landed = yield* Clock.currentTimeMillis
       yield* record(landings.filter((l) => l._tag !== "Retry"))
+      yield* Effect.logDebug("zip batch landed").pipe(
+        Effect.annotateLogs({
+          files: taken.length,
+          durableAndLandedMillis: landed - started,
+          recordMillis: (yield* Clock.currentTimeMillis) - landed
+        })
+      )
       for (const landing of landings) {
         if (landing._tag === "Retry") refuse(landing.action, landing.reason)
         else attempt.done.add(landing.action)

@@ -192,6 +192,12 @@ export class ZipStreamReader {
    */
   #search(state: Extract<State, { _tag: "Search" }>): boolean {
     const hinted = state.hint === undefined ? -1 : state.hint - state.length
+    // Before the expected end nothing is a descriptor: handed out without a look (and
+    // without holding bytes back, so that the next chunk is not copied).
+    if (hinted > 0) {
+      if (this.#pending.length === 0) return this.#needMore("inside a member's data")
+      return this.#searchData(state, Math.min(hinted, this.#pending.length))
+    }
     let from = Math.max(0, hinted)
     while (true) {
       const signed = this.#pending.indexOf(DESCRIPTOR_SIGNATURE_BYTES, from)
