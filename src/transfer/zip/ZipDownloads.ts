@@ -1,6 +1,6 @@
 /**
- * The ZIP path of the transfer step: which planned downloads go as archives (`plan`, the
- * pure decision of engine/… made here with what only the disk knows) and each ZIP job
+ * The ZIP path of the transfer step: the thresholds and what only the disk knows for the
+ * decision of which downloads go as archives (engine/zipGroups.ts, pure), and each ZIP job
  * (`run`, zipJob.ts). Files an archive does not bring come back for the per-file path.
  *
  * Invariants:
