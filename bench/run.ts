@@ -3,7 +3,7 @@
  * aria2c and rclone, side by side in one run, all reading the same bytes from one nginx on
  * loopback, over https by default (a certificate made at setup) or plain http (`--http`).
  *
- *   node bench/run.ts [--runs 5] [--warmup 1] [--only big|capped|small|resume|memory] [--http]
+ *   node bench/run.ts [--runs 5] [--warmup 1] [--only big|capped|small|zip|resume|memory] [--http]
  *                     [--size-mib 2048] [--small 2000] [--profile DIR] [--split-links] [--verbose]
  *                     [--dlsync-node-flags=--max-opt=2] [--dlsync-env=NAME=VALUE] [--rows REGEX]
  *                     [--dir /tmp/dlsync-bench]
@@ -34,6 +34,10 @@
  * by pair within a round. Data lives under /tmp/dlsync-bench (generated once, reused; `--dir`
  * for another, e.g. for two runs at once on one machine). See bench/README.md.
  * `--only memory` (also part of a full run, last) is bench/memory.ts: the daemon's RSS.
+ * `--only zip` times whole `run --once` processes on 2,000 × 64 KiB in one folder (the ZIP
+ * path, issue 38) against rclone, and with 50 ms of latency on every API request against
+ * dlsync's own per-file path; the archives come through nginx, which forwards them to the
+ * emulator that builds them.
  */
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
@@ -104,7 +108,9 @@ const EXTRA_ENV: Record<string, string> =
     ? {}
     : { [args["dlsync-env"].split("=")[0] ?? ""]: args["dlsync-env"].split("=").slice(1).join("=") }
 const FLAGGED = NODE_FLAGS.length > 0 || args["dlsync-env"] !== undefined
-const SECTIONS = ["big", "capped", "small", "resume", "memory"]
+const SECTIONS = ["big", "capped", "small", "zip", "resume", "memory"]
+/** The API latency of the zip section's second account (ms on every API request). */
+const ZIP_LATENCY_MS = 50
 
 const main = async () => {
   if (args.only !== undefined && !SECTIONS.includes(args.only)) {
@@ -120,15 +126,24 @@ const main = async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, ...(tls === undefined ? {} : { NODE_EXTRA_CA_CERTS: tls.cert }) }
   const port = await freePort()
   const cappedPort = await freePort()
-  const nginx = await startNginx({ dir: DIR, port, cappedPort, cappedRate: CAPPED_RATE, tls })
+  // The zip section's emulators serve their archives on ports fixed now, for nginx to forward to.
+  const zipCdn = wanted("zip") ? { plain: await freePort(), slow: await freePort() } : undefined
+  const proxies =
+    zipCdn === undefined
+      ? []
+      : [
+          { path: "/e/z/zip/", port: zipCdn.plain, to: "/zip/" },
+          { path: "/e/zl/zip/", port: zipCdn.slow, to: "/zip/" }
+        ]
+  const nginx = await startNginx({ dir: DIR, port, cappedPort, cappedRate: CAPPED_RATE, tls, proxies })
   const origin = `${SCHEME}://127.0.0.1:${port}`
   const cappedOrigin = `${SCHEME}://127.0.0.1:${cappedPort}`
   const emulators: Array<ChildProcess.ChildProcess> = []
   try {
     const cli = await installCli(Path.join(DIR, "cli"))
     /** An emulator of its own, stopped with the others at the end. */
-    const account = async (tag: string, cdn: string) => {
-      const started = await startEmulator(cli, `${cdn}/e/${tag}`, Path.join(IDS, tag), env)
+    const account = async (tag: string, cdn: string, cdnPort?: number) => {
+      const started = await startEmulator(cli, `${cdn}/e/${tag}`, Path.join(IDS, tag), env, cdnPort)
       emulators.push(started.child)
       return started
     }
@@ -158,6 +173,23 @@ const main = async () => {
     if (wanted("capped")) {
       const whole = await emulator("c", cappedOrigin, (url) => addLibrary(url, "c", false))
       capped({ ...peers, cdn: cappedOrigin, cli, api: whole.api })
+    }
+    if (zipCdn !== undefined) {
+      const zipAccount = async (tag: string, cdnPort: number, latencyMs: number) => {
+        const started = await account(tag, origin, cdnPort)
+        await addLibrary(started.controlUrl, tag, true, false)
+        await control(started.controlUrl, "PUT", "/zip", { base: `${origin}/e/${tag}` })
+        if (latencyMs > 0) {
+          await control(started.controlUrl, "POST", "/faults", {
+            kind: "latency",
+            path: "/api/**",
+            probability: 1,
+            delay_ms: latencyMs
+          })
+        }
+        return { ...peers, cli, api: started.api, emulatorPid: started.child.pid ?? 0 }
+      }
+      zipSection(await zipAccount("z", zipCdn.plain, 0), await zipAccount("zl", zipCdn.slow, ZIP_LATENCY_MS))
     }
     if (wanted("small") || wanted("resume")) {
       await bundleRunner(Path.join(import.meta.dirname, "support", "dlsyncRun.ts"), Path.dirname(RUNNER))
@@ -569,6 +601,110 @@ const small = (ctx: Ctx) => {
   console.log("")
 }
 
+// --- 2,000 files of 64 KiB in one folder: the ZIP path, whole processes ------------------------------
+
+const ZIP_DLSYNC = "dlsync run --once (ZIP archives)"
+const ZIP_PER_FILE = "dlsync run --once, per file (zip_min_files = 0)"
+const ZIP_SLOW = `dlsync run --once (ZIP archives), ${ZIP_LATENCY_MS} ms API latency`
+const ZIP_SLOW_PER_FILE = `dlsync run --once, per file, ${ZIP_LATENCY_MS} ms API latency`
+const RCLONE_T4_SYNC = "rclone --transfers 4 && sync -f"
+const RCLONE_T8_SYNC = "rclone --transfers 8 && sync -f"
+const RCLONE_T4 = "rclone --transfers 4 (page cache)"
+const RCLONE_T8 = "rclone --transfers 8 (page cache)"
+/** dlsync on its own per-file path. */
+const PER_FILE = { DLSYNC_TRANSFERS_ZIP_MIN_FILES: "0" }
+
+interface ZipAccount extends Whole {
+  /** The emulator building the archives: its CPU shares the cores with dlsync's. */
+  readonly emulatorPid: number
+}
+
+const zipSection = (plain: ZipAccount, slow: ZipAccount) => {
+  const rclone = (transfers: number) => [
+    "rclone",
+    "copy",
+    ...rcloneFlags(plain),
+    "--http-url",
+    `${plain.cdn}/small/`,
+    "--transfers",
+    String(transfers),
+    ":http:",
+    OUT
+  ]
+  /** A peer's command, then `sync -f` of the target (syncfs: as durable as dlsync's landings). */
+  const durableDir = (argv: ReadonlyArray<string>): Measured =>
+    measure("/bin/sh", ["-c", '"$@" && sync -f "$0"', OUT, ...resolved(argv)])
+  /** dlsync's run with the CPU its emulator spent meanwhile (building archives, answering links). */
+  const withService = (account: ZipAccount, extraEnv: Record<string, string> = {}): Measured => {
+    const before = processCpuSeconds(account.emulatorPid)
+    const m = dlsyncOnce(account, [], [], extraEnv)
+    return { ...m, serviceCpuSeconds: processCpuSeconds(account.emulatorPid) - before }
+  }
+  const tools: Record<string, () => Measured> = {
+    [ZIP_DLSYNC]: () => withService(plain),
+    [RCLONE_T4_SYNC]: () => durableDir(rclone(4)),
+    [RCLONE_T8_SYNC]: () => durableDir(rclone(8)),
+    [RCLONE_T4]: () => peer(rclone(4)),
+    [RCLONE_T8]: () => peer(rclone(8)),
+    [ZIP_PER_FILE]: () => withService(plain, PER_FILE),
+    [ZIP_SLOW]: () => withService(slow),
+    [ZIP_SLOW_PER_FILE]: () => withService(slow, PER_FILE)
+  }
+  const results = rounds(tools, () => {
+    const dir = Fs.existsSync(Path.join(OUT, "small")) ? Path.join(OUT, "small") : OUT
+    const n = Fs.readdirSync(dir).length
+    if (n !== SMALL_COUNT) throw new Error(`${n} files arrived, expected ${SMALL_COUNT}`)
+  })
+  const fps = (m: Measured) => SMALL_COUNT / m.seconds
+  console.log(
+    `${SMALL_COUNT} files of 64 KiB in one folder over ${SCHEME}, whole processes (the archives through nginx from the emulator that builds them) — median (min–max)`
+  )
+  table(
+    ["run", "wall s", "files/s", "CPU s", "peak RSS MB", "service CPU s"],
+    Object.entries(results).map(([name, ms]) => [
+      name,
+      fmt(stats(ms.map(wall)), 2),
+      fmt(stats(ms.map(fps))),
+      fmt(stats(ms.map(cpu)), 2),
+      fmt(stats(ms.map((m) => m.maxRssMB))),
+      ms[0]?.serviceCpuSeconds === undefined ? "—" : fmt(stats(ms.map((m) => m.serviceCpuSeconds ?? 0)), 2)
+    ])
+  )
+  console.log("(service CPU: the emulator building the archives or answering link requests, on the same 2 cores.)")
+  const ratio = pairRatio(results)
+  const better = (a: string, b: string) => (at: (row: string) => Measured) => Math.min(wall(at(a)), wall(at(b)))
+  const durableBest = better(RCLONE_T4_SYNC, RCLONE_T8_SYNC)
+  const pageCacheBest = better(RCLONE_T4, RCLONE_T8)
+  const rss = stats([ZIP_DLSYNC, ZIP_SLOW].flatMap((row) => (results[row] ?? []).map((m) => m.maxRssMB)))
+  console.log(
+    `\nGoals (issue 38), ${SCHEME}: ratios pair by pair within a round, median (min–max); judged on the median`
+  )
+  goalTable([
+    goal(
+      `${ZIP_DLSYNC} wall / the better rclone && sync -f`,
+      pairwise(results, (at) => wall(at(ZIP_DLSYNC)) / durableBest(at)),
+      1.0,
+      "files/s ≥ 1.0×"
+    ),
+    goal(
+      `${ZIP_DLSYNC} wall / the better rclone (page cache)`,
+      pairwise(results, (at) => wall(at(ZIP_DLSYNC)) / pageCacheBest(at)),
+      1.0,
+      "stretch"
+    ),
+    goal(
+      `${ZIP_SLOW} wall / ${ZIP_SLOW_PER_FILE}`,
+      ratio(ZIP_SLOW, ZIP_SLOW_PER_FILE, wall),
+      0.1,
+      "≥ 10× its per-file path"
+    ),
+    goal(`${ZIP_DLSYNC} wall / ${ZIP_PER_FILE}`, ratio(ZIP_DLSYNC, ZIP_PER_FILE, wall), undefined, "no latency"),
+    goal(`${ZIP_DLSYNC} CPU s / ${ZIP_PER_FILE}`, ratio(ZIP_DLSYNC, ZIP_PER_FILE, cpu), undefined),
+    goal("dlsync (ZIP rows) peak RSS MB", rss, 100, "whole process", 0)
+  ])
+  console.log("")
+}
+
 // --- resume after SIGKILL at 50 % --------------------------------------------------------------------
 
 const resume = async (ctx: Ctx) => {
@@ -739,7 +875,7 @@ const smallName = (i: number) => `${String(i).padStart(4, "0")}.bin`
  * with an empty library, the control API, and links pointing at `cdn`; returns what `--json`
  * printed. `contentDir` is where it (and nginx) find each file's bytes by id.
  */
-const startEmulator = (cli: string, cdn: string, contentDir: string, env: NodeJS.ProcessEnv) =>
+const startEmulator = (cli: string, cdn: string, contentDir: string, env: NodeJS.ProcessEnv, cdnPort?: number) =>
   new Promise<{ child: ChildProcess.ChildProcess; api: DlsyncJob["api"]; controlUrl: string }>((resolve, reject) => {
     Fs.mkdirSync(contentDir, { recursive: true })
     const child = ChildProcess.spawn(
@@ -756,7 +892,8 @@ const startEmulator = (cli: string, cdn: string, contentDir: string, env: NodeJS
         "--cdn-base",
         cdn,
         "--content-dir",
-        contentDir
+        contentDir,
+        ...(cdnPort === undefined ? [] : ["--cdn-port", String(cdnPort)])
       ],
       { stdio: ["ignore", "pipe", "inherit"], env }
     )
@@ -774,11 +911,11 @@ const startEmulator = (cli: string, cdn: string, contentDir: string, env: NodeJS
   })
 
 /**
- * Adds the benchmark's files to an emulator's account through the control API (big.bin,
- * and with `withSmall` small/NNNN.bin, the sizes of the files in www) and links each id to
+ * Adds the benchmark's files to an emulator's account through the control API (big.bin unless
+ * not `withBig`, and with `withSmall` small/NNNN.bin, the sizes of the files in www) and links each id to
  * its file in `ids/<tag>/`, where nginx and the emulator (`--content-dir`) find the bytes.
  */
-const addLibrary = async (controlUrl: string, tag: string, withSmall: boolean): Promise<Library> => {
+const addLibrary = async (controlUrl: string, tag: string, withSmall: boolean, withBig = true): Promise<Library> => {
   const add = async (body: Record<string, unknown>): Promise<string> => {
     const res = await fetch(`${controlUrl}/files`, {
       method: "POST",
@@ -793,7 +930,7 @@ const addLibrary = async (controlUrl: string, tag: string, withSmall: boolean): 
     Fs.symlinkSync(Path.join("..", "..", "www", path), Path.join(IDS, tag, id))
     return { id, path, size }
   }
-  const big = await file("big.bin", null, "big.bin", BIG)
+  const big = withBig ? await file("big.bin", null, "big.bin", BIG) : { id: "", path: "big.bin", size: BIG }
   const small: Array<RemoteFile> = []
   if (withSmall) {
     const folder = await add({ type: "folder", name: "small" })
@@ -802,6 +939,16 @@ const addLibrary = async (controlUrl: string, tag: string, withSmall: boolean): 
     }
   }
   return { big, small }
+}
+
+/** One call to an emulator's control API that must succeed. */
+const control = async (controlUrl: string, method: string, path: string, body: unknown): Promise<void> => {
+  const res = await fetch(`${controlUrl}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  if (!res.ok) throw new BenchSetupError(`emulator control ${method} ${path}: ${res.status} ${await res.text()}`)
 }
 
 /** Generates the data once: a big file of repeated random blocks and the small files. */

@@ -117,6 +117,11 @@ export interface NginxSetup {
   readonly cappedRate: string
   /** https with this certificate; plain http when undefined. */
   readonly tls: { readonly cert: string; readonly key: string } | undefined
+  /**
+   * Paths forwarded (on the uncapped port) to a plain-http port on 127.0.0.1, streamed as they
+   * come (no buffering): an emulator's ZIP archives, which nginx cannot build itself.
+   */
+  readonly proxies?: ReadonlyArray<{ readonly path: string; readonly port: number; readonly to: string }>
 }
 
 /**
@@ -128,7 +133,7 @@ export interface NginxSetup {
  * since their file ids repeat. A port already taken, or any other start failure, is one line.
  */
 export const startNginx = async (setup: NginxSetup): Promise<ChildProcess.ChildProcess> => {
-  const { dir, port, cappedPort, cappedRate, tls } = setup
+  const { dir, port, cappedPort, cappedRate, tls, proxies = [] } = setup
   const conf = Path.join(dir, "nginx.conf")
   const listen = (p: number) => `listen 127.0.0.1:${p}${tls === undefined ? "" : " ssl"};`
   const ssl =
@@ -164,7 +169,15 @@ http {
   fastcgi_temp_path ${dir}/tmp;
   uwsgi_temp_path ${dir}/tmp;
   scgi_temp_path ${dir}/tmp;
-${server(port, "")}${server(cappedPort, `limit_rate ${cappedRate};`)}}
+${server(
+  port,
+  proxies
+    .map(
+      (p) =>
+        `location ${p.path} { proxy_pass http://127.0.0.1:${p.port}${p.to}; proxy_buffering off; proxy_http_version 1.1; }`
+    )
+    .join("\n    ")
+)}${server(cappedPort, `limit_rate ${cappedRate};`)}}
 `
   )
   Fs.mkdirSync(Path.join(dir, "tmp"), { recursive: true })

@@ -116,7 +116,11 @@ export const sections = {
     bandwidth_limit: field(defaulted(HumanRate, 0), "string"),
     // "string", not "list": a window such as "01:00-07:00 5 MiB/s" holds spaces; ";" separates windows.
     bandwidth_schedule: field(defaulted(BandwidthSchedule, []), "string"),
-    min_free_space: field(defaulted(HumanSize, 1024 * MiB), "string")
+    min_free_space: field(defaulted(HumanSize, 1024 * MiB), "string"),
+    /** A folder's small files come as ZIP archives when at least this many (0 = never) ... */
+    zip_min_files: field(defaulted(NonNegativeInt, 32), "integer"),
+    /** ... with a median size below this. */
+    zip_median_below: field(defaulted(HumanSize, 4 * MiB), "string")
   },
   log: {
     level: field(defaulted(LogLevelSetting, "info"), "string"),

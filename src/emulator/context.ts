@@ -8,6 +8,7 @@ import type { ContentSource } from "./content.ts"
 import type { Faults } from "./faults.ts"
 import type { RequestLog } from "./requestLog.ts"
 import type { AccessTokens, EmulatorState } from "./state.ts"
+import type { ZipMethod } from "./zip.ts"
 
 export interface EmulatorOptions {
   /** Interface to listen on (default 127.0.0.1). */
@@ -49,6 +50,8 @@ export interface EmulatorContext {
   readonly requestLog: RequestLog
   readonly content: ContentSource
   readonly cdnDownloads: CdnDownloads
+  /** How ZIP archives are written and where their links point (control API). */
+  readonly zip: { method: ZipMethod; base: string | null }
   readonly options: EmulatorOptions
   readonly urls: EmulatorUrls
 }

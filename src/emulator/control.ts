@@ -13,6 +13,7 @@ import { classify, type Kind } from "./kinds.ts"
 import type { Media } from "./media.ts"
 import type { LoggedRequest, Origin } from "./requestLog.ts"
 import { type Account, ALL_SCOPES, type Limits, type User } from "./state.ts"
+import type { ZipMethod } from "./zip.ts"
 
 export interface NewFile {
   readonly userId?: string | undefined
@@ -87,6 +88,12 @@ export interface ControlApi {
   }
   /** Caps every CDN file response (each connection) at this many bytes per second; null lifts it. */
   setCdnRatePerConnection(bytesPerSecond: number | null): void
+  /**
+   * How ZIP archives are written (`method`: stored, the default, or deflate) and where ZIP
+   * links point (`base`: a proxy in front of the emulator's CDN origin, e.g. nginx
+   * forwarding `{base}/zip/…` to it; null: the CDN origin). Unset fields keep their value.
+   */
+  setZip(settings: { readonly method?: ZipMethod | undefined; readonly base?: string | null | undefined }): void
 }
 
 export const makeControlApi = (context: EmulatorContext): ControlApi => {
@@ -186,6 +193,13 @@ export const makeControlApi = (context: EmulatorContext): ControlApi => {
         throw new RangeError("bytes_per_second must be an integer ≥ 1, or null")
       }
       context.cdnDownloads.ratePerConnection = bytesPerSecond
+    },
+    setZip: (settings) => {
+      if (settings.base !== undefined && settings.base !== null && !URL.canParse(settings.base)) {
+        throw new RangeError("base must be an absolute URL")
+      }
+      if (settings.method !== undefined) context.zip.method = settings.method
+      if (settings.base !== undefined) context.zip.base = settings.base?.replace(/\/+$/, "") ?? null
     }
   }
 }

@@ -10,6 +10,9 @@
  *   malformed_json   a JSON answer becomes text that does not parse (status unchanged)
  *   duplicate_items  a JSON answer's `data` array repeats its items (change pages, listings)
  *   range_ignored / wrong_range_start / link_expired   CDN only (see cdn.ts)
+ *   latency      wait `delayMs` (or a random time in [delayMs, maxDelayMs]) before the route
+ *                runs: a real service's round trip. Latency faults add to each other and to
+ *                any other fault the request meets.
  *
  * Patterns: a route template exactly as registered ("/api/v1/files/:file"), or a glob on the
  * request path where `*` matches within one segment and `**` across segments.
@@ -29,7 +32,8 @@ export const FAULT_KINDS = [
   "duplicate_items",
   "range_ignored",
   "wrong_range_start",
-  "link_expired"
+  "link_expired",
+  "latency"
 ] as const
 export type FaultKind = (typeof FAULT_KINDS)[number]
 
@@ -51,6 +55,10 @@ export interface FaultSpec {
   readonly afterBytes?: number | undefined
   /** slow: pace of the body (default 64 KiB/s). */
   readonly bytesPerSecond?: number | undefined
+  /** latency: the delay before the route runs (default 50 ms)… */
+  readonly delayMs?: number | undefined
+  /** …or a random delay between delayMs and this (inclusive), drawn per request. */
+  readonly maxDelayMs?: number | undefined
 }
 
 export interface Fault extends FaultSpec {
@@ -97,22 +105,45 @@ export class Faults {
     this.#faults.length = 0
   }
 
-  /** The fault that fires for this request, if any (consuming one firing). */
+  /** The fault other than latency that fires for this request, if any (consuming one firing). */
   take(method: string, pathname: string, template: string | undefined): Fault | undefined {
     for (const fault of this.#faults) {
-      if (fault.method !== undefined && fault.method.toUpperCase() !== method) continue
-      if (!matchesPattern(fault.path, pathname, template)) continue
-      if (fault.probability !== undefined && this.#random() >= fault.probability) continue
-      fault.fired++
-      if (fault.remaining !== null) {
-        fault.remaining--
-        if (fault.remaining <= 0) this.#faults.splice(this.#faults.indexOf(fault), 1)
-      }
+      if (fault.kind === "latency" || !this.#fires(fault, method, pathname, template)) continue
+      this.#consume(fault)
       return fault
     }
     return undefined
   }
+
+  /** Milliseconds this request waits before its route runs: every latency fault that fires, added. */
+  delayFor(method: string, pathname: string, template: string | undefined): number {
+    let delay = 0
+    for (const fault of [...this.#faults]) {
+      if (fault.kind !== "latency" || !this.#fires(fault, method, pathname, template)) continue
+      this.#consume(fault)
+      const min = fault.delayMs ?? DEFAULT_LATENCY_MS
+      const max = fault.maxDelayMs ?? min
+      delay += min + Math.floor(this.#random() * (max - min + 1))
+    }
+    return delay
+  }
+
+  #fires(fault: Fault, method: string, pathname: string, template: string | undefined): boolean {
+    if (fault.method !== undefined && fault.method.toUpperCase() !== method) return false
+    if (!matchesPattern(fault.path, pathname, template)) return false
+    return fault.probability === undefined || this.#random() < fault.probability
+  }
+
+  #consume(fault: Fault): void {
+    fault.fired++
+    if (fault.remaining !== null) {
+      fault.remaining--
+      if (fault.remaining <= 0) this.#faults.splice(this.#faults.indexOf(fault), 1)
+    }
+  }
 }
+
+const DEFAULT_LATENCY_MS = 50
 
 export const matchesPattern = (pattern: string, pathname: string, template: string | undefined): boolean => {
   if (template !== undefined && pattern === template) return true
@@ -262,7 +293,10 @@ const validate = (spec: FaultSpec): void => {
   if (spec.probability !== undefined && !(spec.probability > 0 && spec.probability <= 1)) {
     throw new RangeError("probability must be in (0, 1]")
   }
-  for (const key of ["retryAfterSeconds", "afterBytes", "bytesPerSecond"] as const) {
+  if (spec.maxDelayMs !== undefined && spec.maxDelayMs < (spec.delayMs ?? DEFAULT_LATENCY_MS)) {
+    throw new RangeError("maxDelayMs must be at least delayMs")
+  }
+  for (const key of ["retryAfterSeconds", "afterBytes", "bytesPerSecond", "delayMs", "maxDelayMs"] as const) {
     const value = spec[key]
     if (value !== undefined && !(Number.isInteger(value) && value >= (key === "bytesPerSecond" ? 1 : 0))) {
       throw new RangeError(`${key} must be a non-negative integer`)

@@ -1,7 +1,7 @@
 /**
  * One request through either origin (API or CDN), from the socket to the response:
  *
- *   request ─► X-Request-ID ─► request log ─► route match (404 / 405) ─► fault (status_*)
+ *   request ─► X-Request-ID ─► request log ─► route match ─► latency ─► (404 / 405) ─► fault (status_*)
  *     ─► body (8 MiB cap → 413) ─► bearer → Principal ─► AuthRule (401 / 403) ─► handler
  *     ─► render (JSON envelope, 204/304 without body, body faults)
  *
@@ -64,6 +64,12 @@ export const handleRequest = async (
       return
     }
     const match = router.match(method, url.pathname)
+    if (!url.pathname.startsWith("/_control")) {
+      const template =
+        match.kind === "found" ? match.route.path : match.kind === "methodNotAllowed" ? match.template : undefined
+      const delay = context.faults.delayFor(method, url.pathname, template)
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay))
+    }
     if (match.kind === "notFound") {
       const fault = context.faults.take(method, url.pathname, undefined)
       await render(res, method, statusFault(fault) ?? apiError(404, "not_found", "No such route"), fault)

@@ -91,6 +91,7 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Runn
     requestLog: new RequestLog(),
     content: makeContentSource(options.contentDir),
     cdnDownloads: new CdnDownloads(options.cdnRatePerConnection ?? null),
+    zip: { method: "stored", base: null },
     options,
     urls
   }

@@ -1,10 +1,17 @@
 /**
- * Streaming ZIP writer: stored entries (no compression), UTF-8 names, CRC-32 computed while
- * the bytes stream and written in a data descriptor (bit 3), so the first byte goes out at
- * once and the total length is known up front (Content-Length). ZIP64 records are used
- * where a size or offset needs them (or always, with `forceZip64`, to test them small).
+ * Streaming ZIP writer: UTF-8 names, ZIP64 records where a size or offset needs them (or
+ * always, with `forceZip64`, to test them small). Members are stored by default; with
+ * `method: "deflate"` each member up to DEFLATE_MAX_BYTES is deflated (larger ones stay
+ * stored, as real writers mix methods).
+ *
+ * By default each member's CRC-32 and sizes follow its data in a data descriptor (bit 3),
+ * as a service streaming an archive writes them: the first byte goes out at once. A stored
+ * archive's length is known up front (`length`, for Content-Length); a deflated one's is
+ * not (undefined: chunked). For testing readers, `descriptor: false` puts them in the local
+ * header instead (the member is read whole first) and `descriptorSignature: false` writes
+ * descriptors without their optional signature.
  */
-import { crc32 } from "node:zlib"
+import { crc32, deflateRawSync } from "node:zlib"
 
 export interface ZipEntry {
   /** Path inside the archive, "/"-separated; folders end with "/". */
@@ -16,68 +23,99 @@ export interface ZipEntry {
   readonly read?: (offset: number, buffer: Buffer) => Promise<void>
 }
 
+export type ZipMethod = "stored" | "deflate"
+
+export interface ZipOptions {
+  readonly forceZip64?: boolean
+  readonly method?: ZipMethod
+  /** Sizes and CRC in a data descriptor after the data (default true) or in the local header. */
+  readonly descriptor?: boolean
+  /** Data descriptors start with their optional signature (default true). */
+  readonly descriptorSignature?: boolean
+}
+
 export interface ZipPlan {
-  readonly length: number
+  /** The archive's length, when known before it is written (no deflated member). */
+  readonly length: number | undefined
   /** Writes the archive; `write` resolves false when the receiver is gone. */
   readonly stream: (write: (chunk: Buffer) => Promise<boolean>) => Promise<boolean>
 }
 
-export const planZip = (entries: ReadonlyArray<ZipEntry>, options: { readonly forceZip64?: boolean } = {}): ZipPlan => {
-  const laid: Array<LaidEntry> = []
-  let offset = 0
-  for (const entry of entries) {
-    const name = Buffer.from(entry.name, "utf8")
-    const isFolder = entry.name.endsWith("/")
-    const zip64 = options.forceZip64 === true || entry.size >= MAX32 || offset >= MAX32
-    const localLength = 30 + name.length + (zip64 ? 20 : 0)
-    const descriptorLength = isFolder ? 0 : zip64 ? 24 : 16
-    laid.push({ entry, name, isFolder, zip64, offset, crc: 0 })
-    offset += localLength + (isFolder ? 0 : entry.size) + descriptorLength
+/** Larger members are stored even in a deflated archive (a member is deflated in memory). */
+export const DEFLATE_MAX_BYTES = 16 * 1024 * 1024
+
+export const planZip = (entries: ReadonlyArray<ZipEntry>, options: ZipOptions = {}): ZipPlan => {
+  const forceZip64 = options.forceZip64 === true
+  const layout: Layout = {
+    descriptor: options.descriptor !== false,
+    signature: options.descriptorSignature !== false
   }
-  const centralOffset = offset
-  const centralLength = laid.reduce((sum, e) => sum + 46 + e.name.length + centralExtraLength(e), 0)
-  const needsZip64End =
-    options.forceZip64 === true ||
-    laid.length >= 0xffff ||
-    centralOffset >= MAX32 ||
-    centralLength >= MAX32 ||
-    laid.some((e) => e.zip64)
-  const length = centralOffset + centralLength + (needsZip64End ? 56 + 20 : 0) + 22
+  const laid: Array<LaidEntry> = entries.map((entry) => {
+    const isFolder = entry.name.endsWith("/")
+    return {
+      entry,
+      name: Buffer.from(entry.name, "utf8"),
+      isFolder,
+      deflated: options.method === "deflate" && !isFolder && entry.size <= DEFLATE_MAX_BYTES,
+      zip64: forceZip64 || entry.size >= MAX32,
+      offset: 0,
+      crc: 0,
+      compressed: isFolder ? 0 : entry.size
+    }
+  })
   return {
-    length,
+    length: laid.some((e) => e.deflated) ? undefined : storedLength(laid, layout, forceZip64),
     stream: async (write) => {
+      let offset = 0
       for (const e of laid) {
-        if (!(await write(localHeader(e)))) return false
-        if (e.isFolder) continue
-        let crc = 0
-        const read = e.entry.read
-        for (let done = 0; done < e.entry.size; ) {
-          const buffer = Buffer.allocUnsafe(Math.min(CHUNK, e.entry.size - done))
-          if (read) await read(done, buffer)
-          else buffer.fill(0)
-          crc = crc32(buffer, crc)
-          done += buffer.length
-          if (!(await write(buffer))) return false
+        e.offset = offset
+        e.zip64 ||= offset >= MAX32
+        let whole: Buffer | undefined
+        if (e.deflated || (!layout.descriptor && !e.isFolder)) {
+          const bytes = Buffer.alloc(e.entry.size)
+          if (e.entry.read && bytes.length > 0) await e.entry.read(0, bytes)
+          e.crc = crc32(bytes)
+          whole = e.deflated ? deflateRawSync(bytes) : bytes
+          e.compressed = whole.length
         }
-        e.crc = crc
-        if (!(await write(dataDescriptor(e)))) return false
+        const header = localHeader(e, layout)
+        if (!(await write(header))) return false
+        offset += header.length
+        if (e.isFolder) continue
+        if (whole !== undefined) {
+          if (!(await write(whole))) return false
+        } else if (!(await streamStored(e, write))) return false
+        offset += e.compressed
+        if (layout.descriptor) {
+          const descriptor = dataDescriptor(e, layout.signature)
+          if (!(await write(descriptor))) return false
+          offset += descriptor.length
+        }
       }
-      const central = Buffer.concat(laid.map(centralHeader))
+      const central = Buffer.concat(laid.map((e) => centralHeader(e, layout)))
+      const zip64 = forceZip64 || laid.some((e) => e.zip64) || needsZip64End(laid.length, offset, central.length)
       const tail: Array<Buffer> = [central]
-      if (needsZip64End) tail.push(...zip64End(laid.length, centralLength, centralOffset))
-      tail.push(endOfCentralDirectory(laid.length, centralLength, centralOffset, needsZip64End))
+      if (zip64) tail.push(...zip64End(laid.length, central.length, offset))
+      tail.push(endOfCentralDirectory(laid.length, central.length, offset, zip64))
       return write(Buffer.concat(tail))
     }
   }
+}
+
+interface Layout {
+  readonly descriptor: boolean
+  readonly signature: boolean
 }
 
 interface LaidEntry {
   readonly entry: ZipEntry
   readonly name: Buffer
   readonly isFolder: boolean
-  readonly zip64: boolean
-  readonly offset: number
+  readonly deflated: boolean
+  zip64: boolean
+  offset: number
   crc: number
+  compressed: number
 }
 
 const MAX32 = 0xffffffff
@@ -85,22 +123,59 @@ const CHUNK = 1024 * 1024
 const UTF8 = 1 << 11
 const DESCRIPTOR = 1 << 3
 
-const flags = (e: LaidEntry) => UTF8 | (e.isFolder ? 0 : DESCRIPTOR)
-const versionNeeded = (e: LaidEntry) => (e.zip64 ? 45 : e.isFolder ? 20 : 10)
+const flags = (e: LaidEntry, layout: Layout) => UTF8 | (e.isFolder || !layout.descriptor ? 0 : DESCRIPTOR)
+const versionNeeded = (e: LaidEntry) => (e.zip64 ? 45 : e.isFolder || e.deflated ? 20 : 10)
+const methodOf = (e: LaidEntry) => (e.deflated ? 8 : 0)
+const centralExtraLength = (zip64: boolean) => (zip64 ? 4 + 24 : 0)
+const needsZip64End = (count: number, centralOffset: number, centralLength: number) =>
+  count >= 0xffff || centralOffset >= MAX32 || centralLength >= MAX32
 
-const localHeader = (e: LaidEntry): Buffer => {
+/** The whole archive's length when every member is stored (its data as long as its size). */
+const storedLength = (laid: ReadonlyArray<LaidEntry>, layout: Layout, forceZip64: boolean): number => {
+  let offset = 0
+  let centralLength = 0
+  let anyZip64 = false
+  for (const e of laid) {
+    const zip64 = e.zip64 || offset >= MAX32
+    anyZip64 ||= zip64
+    const descriptor = e.isFolder || !layout.descriptor ? 0 : (layout.signature ? 4 : 0) + (zip64 ? 20 : 12)
+    offset += 30 + e.name.length + (zip64 ? 20 : 0) + e.compressed + descriptor
+    centralLength += 46 + e.name.length + centralExtraLength(zip64)
+  }
+  const zip64End = forceZip64 || anyZip64 || needsZip64End(laid.length, offset, centralLength)
+  return offset + centralLength + (zip64End ? 56 + 20 : 0) + 22
+}
+
+/** Writes a stored member's bytes as they are read, computing its CRC on the way. */
+const streamStored = async (e: LaidEntry, write: (chunk: Buffer) => Promise<boolean>): Promise<boolean> => {
+  let crc = 0
+  for (let done = 0; done < e.entry.size; ) {
+    const buffer = Buffer.allocUnsafe(Math.min(CHUNK, e.entry.size - done))
+    if (e.entry.read) await e.entry.read(done, buffer)
+    else buffer.fill(0)
+    crc = crc32(buffer, crc)
+    done += buffer.length
+    if (!(await write(buffer))) return false
+  }
+  e.crc = crc
+  return true
+}
+
+const localHeader = (e: LaidEntry, layout: Layout): Buffer => {
   const extra = e.zip64 ? 20 : 0
+  // With a descriptor, the header's CRC and sizes are zero (APPNOTE 4.4.4, bit 3).
+  const known = e.isFolder || !layout.descriptor
   const b = Buffer.alloc(30 + e.name.length + extra)
   b.writeUInt32LE(0x04034b50, 0)
   b.writeUInt16LE(versionNeeded(e), 4)
-  b.writeUInt16LE(flags(e), 6)
-  b.writeUInt16LE(0, 8) // stored
+  b.writeUInt16LE(flags(e, layout), 6)
+  b.writeUInt16LE(methodOf(e), 8)
   const { time, date } = dosDateTime(e.entry.modifiedMs)
   b.writeUInt16LE(time, 10)
   b.writeUInt16LE(date, 12)
-  b.writeUInt32LE(0, 14) // CRC in the data descriptor
-  b.writeUInt32LE(e.zip64 ? MAX32 : 0, 18)
-  b.writeUInt32LE(e.zip64 ? MAX32 : 0, 22)
+  b.writeUInt32LE(known ? e.crc >>> 0 : 0, 14)
+  b.writeUInt32LE(e.zip64 ? MAX32 : known ? e.compressed : 0, 18)
+  b.writeUInt32LE(e.zip64 ? MAX32 : known ? e.entry.size : 0, 22)
   b.writeUInt16LE(e.name.length, 26)
   b.writeUInt16LE(extra, 28)
   e.name.copy(b, 30)
@@ -108,42 +183,41 @@ const localHeader = (e: LaidEntry): Buffer => {
     const at = 30 + e.name.length
     b.writeUInt16LE(0x0001, at)
     b.writeUInt16LE(16, at + 2)
-    b.writeBigUInt64LE(0n, at + 4)
-    b.writeBigUInt64LE(0n, at + 12)
+    b.writeBigUInt64LE(known ? BigInt(e.isFolder ? 0 : e.entry.size) : 0n, at + 4)
+    b.writeBigUInt64LE(known ? BigInt(e.compressed) : 0n, at + 12)
   }
   return b
 }
 
-const dataDescriptor = (e: LaidEntry): Buffer => {
+const dataDescriptor = (e: LaidEntry, signature: boolean): Buffer => {
   const b = Buffer.alloc(e.zip64 ? 24 : 16)
   b.writeUInt32LE(0x08074b50, 0)
   b.writeUInt32LE(e.crc >>> 0, 4)
   if (e.zip64) {
-    b.writeBigUInt64LE(BigInt(e.entry.size), 8)
+    b.writeBigUInt64LE(BigInt(e.compressed), 8)
     b.writeBigUInt64LE(BigInt(e.entry.size), 16)
   } else {
-    b.writeUInt32LE(e.entry.size, 8)
+    b.writeUInt32LE(e.compressed, 8)
     b.writeUInt32LE(e.entry.size, 12)
   }
-  return b
+  return signature ? b : b.subarray(4)
 }
 
-const centralExtraLength = (e: LaidEntry) => (e.zip64 ? 4 + 24 : 0)
-
-const centralHeader = (e: LaidEntry): Buffer => {
-  const extra = centralExtraLength(e)
+const centralHeader = (e: LaidEntry, layout: Layout): Buffer => {
+  const extra = centralExtraLength(e.zip64)
+  const size = e.isFolder ? 0 : e.entry.size
   const b = Buffer.alloc(46 + e.name.length + extra)
   b.writeUInt32LE(0x02014b50, 0)
   b.writeUInt16LE((3 << 8) | 45, 4) // made by: Unix, 4.5
   b.writeUInt16LE(versionNeeded(e), 6)
-  b.writeUInt16LE(flags(e), 8)
-  b.writeUInt16LE(0, 10)
+  b.writeUInt16LE(flags(e, layout), 8)
+  b.writeUInt16LE(methodOf(e), 10)
   const { time, date } = dosDateTime(e.entry.modifiedMs)
   b.writeUInt16LE(time, 12)
   b.writeUInt16LE(date, 14)
   b.writeUInt32LE(e.crc >>> 0, 16)
-  b.writeUInt32LE(e.zip64 ? MAX32 : e.entry.size, 20)
-  b.writeUInt32LE(e.zip64 ? MAX32 : e.entry.size, 24)
+  b.writeUInt32LE(e.zip64 ? MAX32 : e.compressed, 20)
+  b.writeUInt32LE(e.zip64 ? MAX32 : size, 24)
   b.writeUInt16LE(e.name.length, 28)
   b.writeUInt16LE(extra, 30)
   b.writeUInt16LE(0, 32) // comment
@@ -156,8 +230,8 @@ const centralHeader = (e: LaidEntry): Buffer => {
     const at = 46 + e.name.length
     b.writeUInt16LE(0x0001, at)
     b.writeUInt16LE(24, at + 2)
-    b.writeBigUInt64LE(BigInt(e.entry.size), at + 4)
-    b.writeBigUInt64LE(BigInt(e.entry.size), at + 12)
+    b.writeBigUInt64LE(BigInt(size), at + 4)
+    b.writeBigUInt64LE(BigInt(e.compressed), at + 12)
     b.writeBigUInt64LE(BigInt(e.offset), at + 20)
   }
   return b

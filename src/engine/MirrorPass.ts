@@ -30,6 +30,7 @@ import { FileProgress } from "../appstate/FileProgress.ts"
 import { RemoteCleanup } from "../cleanup/RemoteCleanup.ts"
 import { MirrorEvents } from "../events/MirrorEvents.ts"
 import { Posters } from "../posters/Posters.ts"
+import type { Database } from "../store/Database.ts"
 import { IntakeTables } from "../store/intakeTables.ts"
 import { type PassFailure, Store } from "../store/Store.ts"
 import type { Outcome } from "../sync/executor.ts"
@@ -117,6 +118,7 @@ export class MirrorPass extends Context.Service<
     | MirrorEvents
     | RemoteCleanup
     | Posters
+    | Database
   > = Layer.effect(
     MirrorPass,
     Effect.gen(function* () {
@@ -127,7 +129,7 @@ export class MirrorPass extends Context.Service<
       const progress = yield* FileProgress
       const posters = yield* Posters
       const cleanup = yield* RemoteCleanup
-      const context = yield* Effect.context<Store | LocalOps | MirrorEvents>()
+      const context = yield* Effect.context<Store | LocalOps | MirrorEvents | Database>()
       const events = yield* MirrorEvents
       // The intake queue's downloads are mirrored whatever the filters say (when the store has the queue).
       const intake = yield* Effect.serviceOption(IntakeTables)

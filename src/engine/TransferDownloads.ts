@@ -1,18 +1,24 @@
 /**
  * The transfer step of a pass: carries out the downloads the local pass returned, each
- * through the transfer engine, and hands each outcome to the record step at once.
+ * through the transfer engine or, for many small files of one folder, as ZIP archives, and
+ * hands each outcome to the record step at once.
  *
- *   downloads ─► (one fiber each) ─► landed before a crash? ─► recordDownload
- *                                  └► TransferQueue.submit ─► engine fetches, verifies, lands
- *                                       in place (localOps `land`) ─► Landed | Failed ─► recordDownload
+ *   downloads ─► landed before a crash? ─► recordDownload
+ *            └► planZipJobs (zipGroups.ts) ─► ZIP jobs (transfer/zip): each landing batch ─►
+ *            │     recordDownload of the batch, in one store commit
+ *            │                   └─ files an archive did not bring ─┐
+ *            └► per-file (one fiber each) ◄─────────────────────────┘
+ *                 TransferQueue.submit ─► engine fetches, verifies, lands in place
+ *                 (localOps `land`) ─► Landed | Failed ─► recordDownload
  *
  * Each file's app state follows it (FileProgress, never waited on): queued when the batch
  * starts, downloading with its bytes (sampled every PROGRESS_SAMPLE_MS; the writer
  * coalesces), then complete or failed with the reason (recordDownload).
  *
  * Invariants:
- * - A file reaches its mirror path only through the transfer engine's landing, which never
- *   replaces anything but what the plan expected (`action.replace`).
+ * - A file reaches its mirror path only through the checked landing rename (fs/landFile.ts)
+ *   of the transfer engine or of a ZIP job's batch, which never replaces anything but what
+ *   the plan expected (`action.replace`).
  * - A file landed before a crash but not yet recorded (the entry still pending with nothing
  *   written, the file at its path with the remote size and mtime) is recognised by
  *   `looksLanded` and recorded without downloading it again.
@@ -28,6 +34,8 @@ import { ApiError, RateLimited } from "../api/ApiError.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { looksLanded } from "../domain/LocalEntry.ts"
 import type { MirrorEvents } from "../events/MirrorEvents.ts"
+import type { Database } from "../store/Database.ts"
+import { inOneCommit } from "../store/oneCommit.ts"
 import { Store } from "../store/Store.ts"
 import type { DownloadAction } from "../sync/executor.ts"
 import { LocalOps } from "../sync/localOps.ts"
@@ -35,7 +43,10 @@ import type { NotEnoughSpace } from "../transfer/NotEnoughSpace.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { rateLimitedUntilText } from "../transfer/progressFormat.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
+import type { Landing } from "../transfer/zip/landingBatch.ts"
+import { ZipDownloads } from "../transfer/zip/ZipDownloads.ts"
 import { type DownloadOutcome, recordDownload } from "./recordDownload.ts"
+import { planZipJobs } from "./zipGroups.ts"
 
 export interface DownloadReport {
   readonly landed: number
@@ -80,7 +91,7 @@ export class TransferDownloads extends Context.Service<
   static readonly layer: Layer.Layer<
     TransferDownloads,
     never,
-    TransferQueue | LocalOps | Store | ProgressTracker | FileProgress | MirrorEvents
+    TransferQueue | LocalOps | Store | ProgressTracker | FileProgress | MirrorEvents | ZipDownloads | Database
   > = Layer.effect(
     TransferDownloads,
     Effect.gen(function* () {
@@ -89,7 +100,8 @@ export class TransferDownloads extends Context.Service<
       const store = yield* Store
       const tracker = yield* ProgressTracker
       const progress = yield* FileProgress
-      const context = yield* Effect.context<Store | FileProgress | MirrorEvents>()
+      const zip = yield* ZipDownloads
+      const context = yield* Effect.context<Store | FileProgress | MirrorEvents | Database>()
       yield* Effect.ignore(
         Effect.try(() => Fs.rmSync(NodePath.join(ops.root, LEGACY_STAGING_DIR), { recursive: true, force: true }))
       )
@@ -112,26 +124,33 @@ export class TransferDownloads extends Context.Service<
           })
         )
 
-      /** Fetches one file (or finds it landed before a crash): its outcome, or the rate limit that holds it. */
+      /**
+       * A file landed before a crash: the entry still pending with nothing written, the
+       * verified file at its path with the remote size and the mtime dlsync sets.
+       */
+      const landedBeforeCrash = Effect.fnUntraced(function* (action: DownloadAction) {
+        const { item, path, replace } = action
+        if (replace !== null) return undefined
+        const there = yield* Effect.orElseSucceed(ops.lstat(path), () => undefined)
+        const entry = yield* store.local.byRemoteId(item.id)
+        if (
+          there !== undefined &&
+          entry._tag === "Some" &&
+          entry.value.path === path &&
+          entry.value.written === null &&
+          looksLanded(there, item)
+        ) {
+          const written = { size: there.size, mtimeNs: there.mtimeNs, ino: there.ino }
+          return { _tag: "Landed", action, written } satisfies DownloadOutcome
+        }
+        return undefined
+      })
+
+      /** Fetches one file through the transfer engine: its outcome, or the rate limit that holds it. */
       const transfer = Effect.fnUntraced(function* (
         action: DownloadAction
       ): Effect.fn.Return<DownloadOutcome | HeldByRateLimit, NotEnoughSpace> {
         const { item, path, replace } = action
-        if (replace === null) {
-          // A crash after a landing, before the store recorded it, leaves the verified file
-          // in place with the remote size and the mtime the transfer engine set.
-          const there = yield* Effect.orElseSucceed(ops.lstat(path), () => undefined)
-          const entry = yield* store.local.byRemoteId(item.id)
-          if (
-            there !== undefined &&
-            entry._tag === "Some" &&
-            entry.value.path === path &&
-            entry.value.written === null &&
-            looksLanded(there, item)
-          ) {
-            return { _tag: "Landed", action, written: { size: there.size, mtimeNs: there.mtimeNs, ino: there.ino } }
-          }
-        }
         const result = yield* queue.submit({
           fileId: item.id,
           size: item.size,
@@ -162,21 +181,80 @@ export class TransferDownloads extends Context.Service<
             : recordDownload(outcome, ops.root).pipe(Effect.provide(context), Semaphore.withPermit(recording))
         )
 
+      /** Records outcomes together: one store commit for all of them (store/oneCommit.ts). */
+      const recordAll = (outcomes: ReadonlyArray<DownloadOutcome>) =>
+        outcomes.length === 0
+          ? Effect.void
+          : inOneCommit(Effect.forEach(outcomes, (o) => recordDownload(o, ops.root), { discard: true })).pipe(
+              Effect.provide(context),
+              Semaphore.withPermit(recording)
+            )
+
+      /** One ZIP job, then the per-file path for the files its archives did not bring. */
+      const zipJob = Effect.fnUntraced(function* (job: ReadonlyArray<DownloadAction>) {
+        const landed: Array<DownloadOutcome> = []
+        const record = (landings: ReadonlyArray<Landing>) => {
+          const outcomes = landings.map(
+            (l): DownloadOutcome =>
+              l._tag === "Landed"
+                ? { _tag: "Landed", action: l.action, written: l.written }
+                : { _tag: "Failed", action: l.action, reason: l.reason }
+          )
+          landed.push(...outcomes)
+          return recordAll(outcomes)
+        }
+        const { perFile } = yield* zip.run(ops.root, job, record)
+        if (perFile.length > 0) {
+          yield* Effect.logInfo("files of a ZIP archive taken one by one").pipe(
+            Effect.annotateLogs({
+              files: perFile.length,
+              of: job.length,
+              reason: perFile[0]?.reason,
+              path: perFile[0]?.action.path
+            })
+          )
+        }
+        const single = yield* Effect.forEach(perFile, ({ action }) => one(action), { concurrency: DOWNLOAD_FIBERS })
+        return [...landed, ...single]
+      })
+
       const download = Effect.fn("TransferDownloads.download")(function* (downloads: ReadonlyArray<DownloadAction>) {
         if (downloads.length === 0) return { landed: 0, bytes: 0, failed: [] } satisfies DownloadReport
+        // The app state's outbox is in the store: one commit for all the queued reports.
+        yield* inOneCommit(
+          Effect.forEach(
+            downloads,
+            (action) =>
+              progress.report(action.item.id, {
+                state: "queued",
+                bytes: 0,
+                size: action.item.size,
+                path: action.path
+              }),
+            { discard: true }
+          )
+        ).pipe(Effect.provide(context))
+        const before: Array<DownloadOutcome> = []
+        const rest: Array<DownloadAction> = []
         for (const action of downloads) {
-          yield* progress.report(action.item.id, {
-            state: "queued",
-            bytes: 0,
-            size: action.item.size,
-            path: action.path
-          })
+          const landed = yield* landedBeforeCrash(action)
+          if (landed === undefined) rest.push(action)
+          else before.push(landed)
         }
+        yield* recordAll(before)
+        const plan = planZipJobs(rest, zip.thresholds, yield* zip.prepare(ops.root, rest))
         const byId = new Map(downloads.map((a) => [a.item.id, a]))
         const outcomes = yield* Effect.scoped(
           Effect.gen(function* () {
             yield* Effect.forkScoped(sample(byId))
-            return yield* Effect.forEach(downloads, one, { concurrency: DOWNLOAD_FIBERS })
+            const [zipped, single] = yield* Effect.all(
+              [
+                Effect.forEach(plan.zips, zipJob, { concurrency: zip.thresholds.jobsAtOnce }),
+                Effect.forEach(plan.perFile, one, { concurrency: DOWNLOAD_FIBERS })
+              ],
+              { concurrency: 2 }
+            )
+            return [...before, ...zipped.flat(), ...single]
           })
         )
         const limitedUntil = outcomes.flatMap((o) => (o._tag === "RateLimited" ? [o.until] : []))

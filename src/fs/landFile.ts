@@ -13,10 +13,17 @@ import { moveFileNoReplace } from "./moveFileNoReplace.ts"
  * Puts a finished download in place, the one rename a downloaded file makes: `from` is an
  * absolute path under `<root>/.dlsync/partial` (already fsynced); `toRel` must still hold
  * what `replace` describes (null: nothing, and nothing that appears meanwhile is replaced),
- * and its folders must be real folders. The folder is fsynced after the rename. Returns the
- * landed file's lstat, to be recorded as written.
+ * and its folders must be real folders. The folder is fsynced after the rename, unless the
+ * caller fsyncs it itself before it records the file (`syncFolder: false`, a batch landing
+ * many files in one folder). Returns the landed file's lstat, to be recorded as written.
  */
-export const landFile = (root: string, from: string, toRel: string, replace: LocalStat | null): LocalStat => {
+export const landFile = (
+  root: string,
+  from: string,
+  toRel: string,
+  replace: LocalStat | null,
+  options: { readonly syncFolder?: boolean } = {}
+): LocalStat => {
   const to = resolveInRoot(root, toRel)
   // Compared after normalizing: `<root>/.dlsync/partial/../../x` starts with the prefix too.
   if (!isBelow(NodePath.join(root, DLSYNC_DIR, "partial"), NodePath.resolve(from))) {
@@ -28,7 +35,7 @@ export const landFile = (root: string, from: string, toRel: string, replace: Loc
     expectUnchanged(toRel, to, replace)
     Fs.renameSync(from, to)
   }
-  fsyncDirSync(NodePath.dirname(to))
+  if (options.syncFolder !== false) fsyncDirSync(NodePath.dirname(to))
   return toLocalStat(Fs.lstatSync(to, { bigint: true }))
 }
 
@@ -37,5 +44,6 @@ export const land = (
   root: string,
   from: string,
   toRel: string,
-  replace: LocalStat | null
-): Effect.Effect<LocalStat, LocalOpError> => runOp(toRel, () => landFile(root, from, toRel, replace))
+  replace: LocalStat | null,
+  options: { readonly syncFolder?: boolean } = {}
+): Effect.Effect<LocalStat, LocalOpError> => runOp(toRel, () => landFile(root, from, toRel, replace, options))

@@ -48,6 +48,7 @@ import { TransferFs } from "../transfer/TransferFs.ts"
 import { TransferJournal } from "../transfer/TransferJournal.ts"
 import { transferOptions } from "../transfer/TransferOptions.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
+import { ZipDownloads } from "../transfer/zip/ZipDownloads.ts"
 import { apiLayer } from "./service.ts"
 import { storeLayer } from "./store.ts"
 
@@ -103,6 +104,7 @@ export const engineLayer = (
   const engine = MirrorPass.layer.pipe(
     Layer.provide(RemoteSync.layer),
     Layer.provide(TransferDownloads.layer),
+    Layer.provide(ZipDownloads.layer(options)),
     // Posters and remote cleanup run after each reconcile's downloads, when configured (the
     // daemon asks cleanup when a file comes of age).
     Layer.provideMerge(

@@ -35,6 +35,8 @@ import {
 } from "../domain/LocalEntry.ts"
 import type { RemoteItem } from "../domain/RemoteItem.ts"
 import { type MirrorEvents, publishEvent } from "../events/MirrorEvents.ts"
+import type { Database } from "../store/Database.ts"
+import { inOneCommit } from "../store/oneCommit.ts"
 import { type PendingOp, Store } from "../store/Store.ts"
 import { type LocalOpError, LocalOps, type RootUnavailable } from "./localOps.ts"
 import { type Action, type ActionTag, MOVING_DIR } from "./planner.ts"
@@ -69,14 +71,31 @@ export interface ExecuteOptions {
 export const executePlan = Effect.fn("executePlan")(function* (
   actions: ReadonlyArray<Action>,
   options: ExecuteOptions
-): Effect.fn.Return<ExecutionReport, RootUnavailable | LocalOpError, Store | LocalOps | MirrorEvents> {
+): Effect.fn.Return<ExecutionReport, RootUnavailable | LocalOpError, Store | LocalOps | MirrorEvents | Database> {
   const store = yield* Store
   const ops = yield* LocalOps
   const today = options.now.toISOString().slice(0, 10)
   const outcomes: Array<Outcome> = []
   let held = false
+  // Consecutive downloads are only marked pending: one store commit for each such run, not
+  // one per file (an fsync each), before anything else of the plan happens.
+  const downloads: Array<DownloadAction> = []
+  const markDownloads = Effect.suspend(() =>
+    inOneCommit(
+      Effect.forEach(
+        downloads.splice(0),
+        (action) => Effect.map(markPending(action), (result) => void outcomes.push({ action, ...result })),
+        { discard: true }
+      )
+    )
+  )
 
   for (const action of actions) {
+    if (action._tag === "Download") {
+      downloads.push(action)
+      continue
+    }
+    if (downloads.length > 0) yield* markDownloads
     const result = yield* perform(action, today).pipe(
       Effect.catchTag("LocalOpError", (e) =>
         Effect.as(
@@ -96,6 +115,7 @@ export const executePlan = Effect.fn("executePlan")(function* (
     // The marker going away midway means the root went away: stop before reading more into it.
     if (result.result === "failed") yield* ops.checkRoot(true)
   }
+  if (downloads.length > 0) yield* markDownloads
   if (!held) yield* store.held.replace([])
   const purged = yield* ops.purgeTrash(today, options.trashDays)
   const counts: Partial<Record<ActionTag, number>> = {}

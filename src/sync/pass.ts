@@ -19,6 +19,7 @@
  */
 import { Effect } from "effect"
 import type { MirrorEvents } from "../events/MirrorEvents.ts"
+import type { Database } from "../store/Database.ts"
 import { Store } from "../store/Store.ts"
 import { detectCaseInsensitive } from "./caseSensitivity.ts"
 import { type ExecutionReport, executePlan, recoverInterrupted } from "./executor.ts"
@@ -47,7 +48,7 @@ export interface LocalPassReport {
 
 export const runPass = Effect.fn("runPass")(function* (
   options: LocalPassOptions
-): Effect.fn.Return<LocalPassReport, RootUnavailable | LocalOpError, Store | LocalOps | MirrorEvents> {
+): Effect.fn.Return<LocalPassReport, RootUnavailable | LocalOpError, Store | LocalOps | MirrorEvents | Database> {
   const store = yield* Store
   const ops = yield* LocalOps
   yield* ops.checkRoot((yield* store.local.count) > 0)

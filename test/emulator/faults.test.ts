@@ -206,6 +206,37 @@ describe("fault injection", () => {
     assert.strictEqual((await call(e, "GET", `/files/${file.id}/state`)).status, 200)
   })
 
+  it("latency: a fixed or bounded random delay per matching request, added to other faults, never consumed by them", () => {
+    const rolls = [0, 0.999, 0.5]
+    const faults = new Faults(() => rolls.shift() ?? 0)
+    faults.add({ kind: "latency", path: "/api/v1/**", probability: 1, delayMs: 20, maxDelayMs: 60 })
+    faults.add({ kind: "latency", path: "/api/v1/account", count: 1 })
+    faults.add({ kind: "status_500", path: "/api/v1/account" })
+    // The bounded fault draws its probability (0: fires) and its delay (0.999: the maximum);
+    // the fixed 50 ms one draws a roll that cannot change it.
+    assert.strictEqual(faults.delayFor("GET", "/api/v1/account", undefined), 60 + 50)
+    assert.strictEqual(faults.take("GET", "/api/v1/account", undefined)?.kind, "status_500")
+    // The default 50 ms fault fired its one time: only the bounded one is left (rolls 0 and 0).
+    assert.strictEqual(faults.delayFor("GET", "/api/v1/account", undefined), 20)
+    assert.strictEqual(faults.delayFor("GET", "/dl/x", undefined), 0)
+    assert.isUndefined(faults.take("GET", "/api/v1/files", undefined), "latency is never a fault's answer")
+    assert.throws(() => faults.add({ kind: "latency", path: "/x", delayMs: 10, maxDelayMs: 5 }), RangeError)
+    assert.throws(() => faults.add({ kind: "latency", path: "/x", delayMs: -1 }), RangeError)
+  })
+
+  it("latency over HTTP: the route answers no sooner than the delay, the control API is never delayed", async () => {
+    const e = await emulator({ control: true })
+    const created = await call(e, "POST", "/_control/faults", {
+      body: { kind: "latency", path: "/**", probability: 1, delay_ms: 300 }
+    })
+    assert.strictEqual(created.status, 201)
+    const started = performance.now()
+    assert.strictEqual((await call(e, "GET", "/account")).status, 200)
+    const elapsed = performance.now() - started
+    assert.isAtLeast(elapsed, 298, `answered after ${elapsed.toFixed(0)} ms`)
+    assert.strictEqual(e.control.faults()[0]?.fired, 1, "the control API's own requests were not delayed")
+  })
+
   it("can be registered over the control API, which faults never touch", async () => {
     const e = await emulator({ control: true })
     const created = await call(e, "POST", "/_control/faults", {

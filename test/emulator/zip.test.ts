@@ -6,7 +6,7 @@ import { promisify } from "node:util"
 import { Schema } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { contentKey, fillContent } from "../../src/emulator/content.ts"
-import { planZip, type ZipEntry } from "../../src/emulator/zip.ts"
+import { planZip, type ZipEntry, type ZipOptions } from "../../src/emulator/zip.ts"
 import { call, emulator } from "./helpers.ts"
 import { decode, ErrorEnvelope, Single } from "./schemas.ts"
 
@@ -76,6 +76,28 @@ describe("POST /files/zip", () => {
     assert.strictEqual((await call(e, "POST", "/files/zip", { body: { ids: [] } })).status, 422)
   })
 
+  it("serves deflated archives (chunked) and points links at another base when the control API says so", async () => {
+    const e = await emulator({ control: true })
+    const file = e.control.addFile({ name: "a.txt", sizeBytes: 100_000 })
+    const set = await call(e, "PUT", "/_control/zip", {
+      body: { method: "deflate", base: "http://proxy.invalid:1/p/" }
+    })
+    assert.strictEqual(set.status, 204)
+    const proxied = decode(Single(ZipLink), (await call(e, "POST", "/files/zip", { body: { ids: [file.id] } })).json)
+    assert.match(proxied.data.url, /^http:\/\/proxy\.invalid:1\/p\/zip\/[^/]+\/a\.txt\.zip$/)
+    assert.strictEqual((await call(e, "PUT", "/_control/zip", { body: { base: null } })).status, 204)
+    assert.strictEqual((await call(e, "PUT", "/_control/zip", { body: { method: "bzip2" } })).status, 422)
+    const link = decode(Single(ZipLink), (await call(e, "POST", "/files/zip", { body: { ids: [file.id] } })).json).data
+    const response = await fetch(link.url)
+    assert.strictEqual(response.status, 200)
+    assert.isNull(response.headers.get("content-length"))
+    const path = join(dir, "deflated.zip")
+    await writeFile(path, Buffer.from(await response.arrayBuffer()))
+    assert.sameMembers(await checkWithUnzip(path), ["a.txt"])
+    const { stdout } = await run("unzip", ["-v", path])
+    assert.match(stdout, /Defl:N/)
+  })
+
   it("a tampered ZIP link is refused", async () => {
     const e = await emulator()
     const file = e.control.addFile({ name: "a.txt", sizeBytes: 3 })
@@ -97,8 +119,8 @@ describe("planZip", () => {
     { name: "empty.txt", size: 0, modifiedMs: 0, read: async () => {} }
   ]
 
-  const write = async (forceZip64: boolean) => {
-    const plan = planZip(entries(), { forceZip64 })
+  const write = async (forceZip64: boolean, options: ZipOptions = {}) => {
+    const plan = planZip(entries(), { forceZip64, ...options })
     const chunks: Array<Buffer> = []
     const complete = await plan.stream(async (chunk) => {
       chunks.push(chunk)
@@ -106,7 +128,9 @@ describe("planZip", () => {
     })
     assert.isTrue(complete)
     const bytes = Buffer.concat(chunks)
-    assert.strictEqual(bytes.length, plan.length, "Content-Length is known up front")
+    if (options.method === "deflate")
+      assert.isUndefined(plan.length, "a deflated archive's length is not known up front")
+    else assert.strictEqual(bytes.length, plan.length, "Content-Length is known up front")
     return bytes
   }
 
@@ -121,6 +145,28 @@ describe("planZip", () => {
     await writeFile(path, await write(true))
     assert.sameMembers(await checkWithUnzip(path), ["dir/", "dir/one.bin", "empty.txt"])
   })
+
+  for (const [label, options] of [
+    ["deflated", { method: "deflate" }],
+    ["deflated, ZIP64", { method: "deflate", forceZip64: true }],
+    ["sizes in the local header", { descriptor: false }],
+    ["descriptors without their signature", { descriptorSignature: false }],
+    ["descriptors without their signature, ZIP64", { descriptorSignature: false, forceZip64: true }]
+  ] as const) {
+    it(`writes an archive unzip accepts: ${label}`, async () => {
+      const path = join(dir, `${label}.zip`)
+      await writeFile(path, await write(options.forceZip64 === true, options))
+      assert.sameMembers(await checkWithUnzip(path), ["dir/", "dir/one.bin", "empty.txt"])
+      const { stdout } = await run("unzip", ["-p", path, "dir/one.bin"], { encoding: "buffer" })
+      const want = Buffer.alloc(70_000)
+      fillContent("one", 0, want)
+      assert.isTrue(Buffer.from(stdout).equals(want))
+      if (options.method === "deflate") {
+        const { stdout: verbose } = await run("unzip", ["-v", path])
+        assert.match(verbose, /Defl:N/, "the file member is deflated")
+      }
+    })
+  }
 
   it("stops when the receiver is gone", async () => {
     const plan = planZip(entries())

@@ -23,6 +23,7 @@ import { LocalOps } from "../../src/sync/localOps.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import type { TransferRequest } from "../../src/transfer/TransferEngine.ts"
 import { type QueuedResult, TransferQueue } from "../../src/transfer/TransferQueue.ts"
+import { ZipDownloads } from "../../src/transfer/zip/ZipDownloads.ts"
 import { fid, file } from "../sync/fixtures.ts"
 
 const stat = (size: number): LocalStat => ({ type: "file", size, mtimeNs: 1n, ino: 7n })
@@ -70,13 +71,20 @@ describe("TransferDownloads → FileProgress", () => {
         lstat: () => Effect.succeed(undefined)
       })
       // A real, empty store: no entry records an earlier landing.
-      const store = Store.layer.pipe(Layer.provide(Database.layer(Path.join(root, "state"))))
+      const store = Store.layer.pipe(Layer.provideMerge(Database.layer(Path.join(root, "state"))))
       const progress = Layer.succeed(
         FileProgress,
         FileProgress.of({ report: (id, r) => Effect.sync(() => void reports.push([id, r])) })
       )
       const layer = TransferDownloads.layer.pipe(
-        Layer.provide([queue, ops, progress, Layer.succeed(ProgressTracker, tracker), MirrorEvents.layer]),
+        Layer.provide([
+          queue,
+          ops,
+          progress,
+          Layer.succeed(ProgressTracker, tracker),
+          MirrorEvents.layer,
+          ZipDownloads.disabled
+        ]),
         Layer.provideMerge(store)
       )
 

@@ -20,6 +20,7 @@ import { LocalOps } from "../../src/sync/localOps.ts"
 import { makeProgressTracker, ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import type { TransferRequest } from "../../src/transfer/TransferEngine.ts"
 import { type QueuedResult, TransferQueue } from "../../src/transfer/TransferQueue.ts"
+import { ZipDownloads } from "../../src/transfer/zip/ZipDownloads.ts"
 import { fid, file } from "../sync/fixtures.ts"
 
 describe("TransferDownloads", () => {
@@ -38,14 +39,15 @@ describe("TransferDownloads", () => {
           stats: () => ({ running: 0, queued: 0, waitingForSpace: 0 })
         })
       )
-      const store = Store.layer.pipe(Layer.provide(Database.layer(Path.join(root, ".state"))))
+      const store = Store.layer.pipe(Layer.provideMerge(Database.layer(Path.join(root, ".state"))))
       const layer = TransferDownloads.layer.pipe(
         Layer.provide([
           queue,
           LocalOps.layer(root),
           Layer.succeed(FileProgress, FileProgress.of({ report: () => Effect.void })),
           Layer.succeed(ProgressTracker, makeProgressTracker()),
-          MirrorEvents.layer
+          MirrorEvents.layer,
+          ZipDownloads.disabled
         ]),
         Layer.provideMerge(store)
       )
@@ -118,10 +120,11 @@ describe("TransferDownloads", () => {
             Layer.provide([
               Layer.mock(TransferQueue, { stats: () => ({ running: 0, queued: 0, waitingForSpace: 0 }) }),
               LocalOps.layer(root),
-              Store.layer.pipe(Layer.provide(Database.layer(Path.join(root, ".state")))),
+              Store.layer.pipe(Layer.provideMerge(Database.layer(Path.join(root, ".state")))),
               Layer.succeed(FileProgress, FileProgress.of({ report: () => Effect.void })),
               Layer.succeed(ProgressTracker, makeProgressTracker()),
-              MirrorEvents.layer
+              MirrorEvents.layer,
+              ZipDownloads.disabled
             ])
           )
         )

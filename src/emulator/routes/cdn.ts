@@ -5,7 +5,8 @@
  *
  *   /dl/{file}/{name}?expires&sig   403 link_invalid (bad signature) · 410 link_expired ·
  *                                   404 (deleted) · 403 resource_locked · 200 / 206 / 304 / 416
- *   /zip/{token}/{name}.zip         the archive of the items as they are now (no expiry)
+ *   /zip/{token}/{name}.zip         the archive of the items as they are now (no expiry), stored
+ *                                   or deflated as the control API says (zip.ts); no ranges
  *   /posters/{sha256}.webp          content-addressed, immutable
  *
  * A file response is counted while it streams (cdnDownloads.ts) and, when the CDN caps each
@@ -176,10 +177,11 @@ const serveZip = async (
         ...(handle === undefined ? {} : { read: (offset: number, buffer: Buffer) => handle.read(offset, buffer) })
       }
     })
-    const plan = planZip(zipEntries)
+    const plan = planZip(zipEntries, { method: context.zip.method })
     response.writeHead(200, {
       "Content-Type": "application/zip",
-      "Content-Length": String(plan.length),
+      // A deflated archive's length is known only once written: chunked.
+      ...(plan.length === undefined ? {} : { "Content-Length": String(plan.length) }),
       "Cache-Control": "private, max-age=0",
       "Content-Disposition": `attachment; filename*=UTF-8''${encodeURIComponent(request.params.name ?? "download.zip")}`
     })
@@ -187,7 +189,7 @@ const serveZip = async (
       response.end()
       return { kind: "raw" }
     }
-    const writer = new BodyWriter(response, request.fault, plan.length)
+    const writer = new BodyWriter(response, request.fault, plan.length ?? Number.MAX_SAFE_INTEGER)
     if (await plan.stream((chunk) => writer.write(chunk))) await writer.end()
     return { kind: "raw" }
   } finally {

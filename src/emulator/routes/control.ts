@@ -20,7 +20,9 @@
  *   POST   /_control/cache                    { hashes, cached }
  *   GET    /_control/requests?origin=&after=  DELETE /_control/requests
  *   GET    /_control/faults  POST /_control/faults  DELETE /_control/faults  DELETE /_control/faults/:id
- *          fault: { kind, path, method?, count?, probability?, retry_after_seconds?, after_bytes?, bytes_per_second? }
+ *          fault: { kind, path, method?, count?, probability?, retry_after_seconds?, after_bytes?, bytes_per_second?,
+ *                   delay_ms?, max_delay_ms? }
+ *   PUT    /_control/zip                      { method?: stored|deflate, base?: URL|null }
  */
 import { parseRfc3339Micros } from "../clock.ts"
 import type { EmulatorContext } from "../context.ts"
@@ -207,6 +209,17 @@ export const controlRoutes = (context: EmulatorContext, control: ControlApi): Re
       control.setCdnRatePerConnection(value)
       return { kind: "empty", status: 204 }
     }),
+    route("PUT", "/zip", (_, body) => {
+      const method = body.raw.method
+      if (method !== undefined && method !== "stored" && method !== "deflate") {
+        throw new RangeError("method must be stored or deflate")
+      }
+      const base = body.raw.base
+      if (base !== undefined && base !== null && typeof base !== "string")
+        throw new RangeError("base must be a URL or null")
+      control.setZip({ method, base })
+      return { kind: "empty", status: 204 }
+    }),
     route("GET", "/faults", () => ok(control.faults())),
     route("POST", "/faults", (_, body) => {
       const kind = body.raw.kind
@@ -219,7 +232,9 @@ export const controlRoutes = (context: EmulatorContext, control: ControlApi): Re
         probability: body.number("probability"),
         retryAfterSeconds: body.number("retry_after_seconds"),
         afterBytes: body.number("after_bytes"),
-        bytesPerSecond: body.number("bytes_per_second")
+        bytesPerSecond: body.number("bytes_per_second"),
+        delayMs: body.number("delay_ms"),
+        maxDelayMs: body.number("max_delay_ms")
       })
       return ok(fault, undefined, 201)
     }),

@@ -7,7 +7,8 @@
  * conflict the caller could resolve); a folder is 409 `not_a_file` (use a ZIP); another
  * user's or a deleted id is 404.
  *
- * A ZIP link is `{cdn origin}/zip/{signed id list}/{name}.zip` with `expires_at` null; the
+ * A ZIP link is `{cdn origin}/zip/{signed id list}/{name}.zip` (or under the base set through
+ * the control API, a proxy in front of the CDN origin) with `expires_at` null; the
  * archive is built from the items as they are when it is fetched. Locked content is
  * refused up front (403), as a ZIP of it would be a link to locked bytes.
  */
@@ -69,7 +70,8 @@ const zipLink = (context: EmulatorContext, request: RouteRequest): RouteResult =
   const first = user.tree.get(ids.ids[0]!)
   const name = ids.ids.length === 1 && first !== undefined ? first.name : "download"
   const token = encodeToken(context.state, "zip", { u: user.id, ids: ids.ids })
-  return ok({ url: `${context.urls.cdnOrigin}/zip/${token}/${pathSegment(name)}.zip`, expires_at: null })
+  const origin = context.zip.base ?? context.urls.cdnOrigin
+  return ok({ url: `${origin}/zip/${token}/${pathSegment(name)}.zip`, expires_at: null })
 }
 
 /**
