@@ -2,8 +2,9 @@
  * The daemon: a full pass at start, then a poll every `sync.poll_interval` (±10 % jitter)
  * until interrupted (SIGTERM/SIGINT: the runtime interrupts this fiber and the reconcile
  * under way, transfers abort at their last durable offset, the store is consistent after
- * every transaction). The schedule is daemonLoop.ts; this file says what a poll and a
- * reconcile are, and reports them.
+ * every transaction). The schedule is daemonLoop.ts, what wakes it daemonWakes.ts, what
+ * it remembers between steps and when a reconcile is owed daemonState.ts (pure), what it
+ * counts daemonMetrics.ts; this file says what a poll and a reconcile are, and reports them.
  *
  *   start ─► catch up (full) ─► reconcile ─► ends: the next one starts at once if a poll
  *                                   │          during it owed one, else when a poll owes one
@@ -12,6 +13,7 @@
  *            wait ─┬─ poll interval (jittered)
  *                  ├─ SIGHUP / SIGUSR1 (poll now)
  *                  ├─ a verified webhook delivery (PollRequests: poll now, the feed decides)
+ *                  ├─ the intake: a release's files are known (IntakeRunner)
  *                  └─ a change under the root (fs/watchFolder.ts, settled 2 s)
  *                         │
  *                         ▼
@@ -21,7 +23,7 @@
  *                         ▼
  *            a reconcile is owed if the store changed, the root changed, failures are due
  *            for a retry, a full listing completed (listing mode), remote cleanup has a
- *            file come of age or a retry due, or a signal asked
+ *            file come of age or a retry due, or a signal or the intake asked
  *
  * An idle poll is one request and no disk walk.
  *
@@ -54,15 +56,12 @@
  *   depth (API requests and retries are counted by the client, see layers/daemon.ts).
  */
 
-import { Clock, Effect, Queue, Random, Schedule } from "effect"
+import { Clock, Effect, Random, Ref } from "effect"
 import { type ApiError, isAuthProblem, isTransient } from "../api/ApiError.ts"
-import { AppStateWriter } from "../appstate/AppStateWriter.ts"
 import { isLoginRequired } from "../auth/AuthError.ts"
 import { RemoteCleanup } from "../cleanup/RemoteCleanup.ts"
-import { PollRequests } from "../events/PollRequests.ts"
-import { watchFolder } from "../fs/watchFolder.ts"
 import { IntakeRunner } from "../intake/IntakeRunner.ts"
-import { Metrics, type MetricsShape } from "../server/Metrics.ts"
+import { Metrics } from "../server/Metrics.ts"
 import { Readiness } from "../server/Readiness.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { Store } from "../store/Store.ts"
@@ -71,38 +70,23 @@ import {
   fullListingInterval,
   isFullListingDue,
   LISTING_REQUESTS_PER_HOUR,
-  type ListingCost,
   listingCostOf
 } from "../sync/listingCadence.ts"
 import type { LocalOpError, RootUnavailable } from "../sync/localOps.ts"
-import { DLSYNC_DIR } from "../sync/tree.ts"
-import { forEachTransferEvent, ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
-import { TransferQueue } from "../transfer/TransferQueue.ts"
 import { type PollOutcome, runDaemonLoop, type Wake } from "./daemonLoop.ts"
+import { filesByState, observeTransfers } from "./daemonMetrics.ts"
+import { initialDaemonState, owesReconcile, reconcileEnded, reconcileStarting } from "./daemonState.ts"
+import { daemonWakes } from "./daemonWakes.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
 import { recordSignInEvent } from "./statusDocument.ts"
-import { DOWNLOAD_LINK_OPERATION } from "./TransferDownloads.ts"
-
-/** Signals that make the daemon poll at once. */
-export const POLL_SIGNALS = ["SIGHUP", "SIGUSR1"] as const
-
-/** A change under the root is acted on once the root has been quiet this long. */
-export const SETTLE_MS = 2_000
 
 /** Polls come every poll interval ± this fraction of it. */
 export const POLL_JITTER = 0.1
 
-/** Failed items are retried after this many poll intervals. */
-export const RETRY_FAILED_POLLS = 5
-
-/** How often the transfer rate and queue depth gauges are sampled. */
-export const TRANSFER_SAMPLE_INTERVAL = "2 seconds"
-
 export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const pass = yield* MirrorPass
   const settings = yield* EngineSettings
-  const wake = yield* Queue.sliding<Wake>(4)
   const notify = yield* SdNotify
   const readiness = yield* Readiness
   const metrics = yield* Metrics
@@ -112,82 +96,37 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   yield* Effect.acquireRelease(readiness.setStoreOpen(true), () => readiness.setStoreOpen(false))
   yield* observeTransfers
   yield* metrics.watchRootFreeSpace(settings.root)
+  const wakes = yield* daemonWakes(settings.root)
+  const state = yield* Ref.make(initialDaemonState(yield* Clock.currentTimeMillis))
 
-  yield* Effect.acquireRelease(
-    Effect.sync(() => {
-      const onSignal = () => Queue.offerUnsafe(wake, "signal")
-      for (const signal of POLL_SIGNALS) process.on(signal, onSignal)
-      return onSignal
-    }),
-    (onSignal) =>
-      Effect.sync(() => {
-        for (const signal of POLL_SIGNALS) process.off(signal, onSignal)
-      })
-  )
-  const requests = yield* PollRequests
-  yield* Effect.forkScoped(Effect.forever(Effect.andThen(requests.next, Queue.offer(wake, "webhook"))))
-  let localChanged = false
-  const rootWatch = yield* watchFolder({
-    folder: settings.root,
-    what: "the mirror root",
-    whenFailing: "what changes under it is seen only by a pass run for another reason (SIGHUP runs one)",
-    ignored: (path) => path.startsWith(`${settings.root}/${DLSYNC_DIR}`),
-    settleMs: SETTLE_MS
-  })
-  const localChange = Effect.andThen(
-    Effect.sync(() => {
-      localChanged = true
-    }),
-    Queue.offer(wake, "local")
-  )
-  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Queue.take(rootWatch.changes), localChange)))
+  // The intake queue: sends what was added (by any process), follows it, and asks for a
+  // reconcile when a download's files are known (they are mirrored whatever the filters say).
+  const intake = yield* Effect.serviceOption(IntakeRunner)
+  if (intake._tag === "Some") yield* Effect.forkScoped(intake.value.run(wakes.wake("intake")))
 
-  /** A catch-up succeeded: the service accepted the credential and the feed is at its head. */
-  const caughtUp = Effect.all([readiness.setSignedIn(true), readiness.feedPolled, metrics.feedCaughtUp], {
-    discard: true
-  }).pipe(Effect.andThen(() => signedInAgain))
-  const refused = (error: ApiError) => (isAuthProblem(error) ? readiness.setSignedIn(false) : Effect.void)
+  yield* notify.ready("first pass")
+  // Added last, so it runs first when shutdown closes the scope.
+  yield* Effect.addFinalizer(() => notify.stopping)
+
   /**
    * The sign-in was refused (revoked, or a rotated refresh token lost): the mirror is left
    * as it is and every poll tries again, so a later `dlsync login` takes effect without a
    * restart. Recorded once per episode, for `status`.
    */
-  let loginRequired = false
   const waitForLogin = Effect.fnUntraced(function* (error: ApiError) {
-    if (!loginRequired) {
-      loginRequired = true
-      yield* recordSignInEvent(store, "login required")
-    }
+    const before = yield* Ref.getAndUpdate(state, (s) => ({ ...s, loginRequired: true }))
+    if (!before.loginRequired) yield* recordSignInEvent(store, "login required")
     yield* Effect.logError(`${error.message}; retrying at every poll`)
     yield* notify.status("login required: run `dlsync login`")
   })
-  const signedInAgain = Effect.gen(function* () {
-    if (!loginRequired) return
-    loginRequired = false
+  /** A catch-up succeeded: the service accepted the credential and the feed is at its head. */
+  const caughtUp = Effect.gen(function* () {
+    yield* Effect.all([readiness.setSignedIn(true), readiness.feedPolled, metrics.feedCaughtUp], { discard: true })
+    const before = yield* Ref.getAndUpdate(state, (s) => ({ ...s, loginRequired: false }))
+    if (!before.loginRequired) return
     yield* recordSignInEvent(store, "ok")
     yield* Effect.logInfo("signed in again")
   })
-  /** Whether the last pass left the mirror in line (no failure, no held delete); false while one runs. */
-  let inLine = false
-  const passDone = Effect.fnUntraced(function* (report: ReconcileReport) {
-    const message = describeReport(report)
-    yield* Effect.logInfo(message)
-    yield* notify.status(message)
-    yield* metrics.setFilesByState(yield* filesByState(store))
-    yield* metrics.setHeldDeletions(report.held?.count ?? 0)
-    inLine = report.failures.length === 0 && report.held === null
-    if (inLine) yield* metrics.syncSucceeded
-  })
-
-  // The intake queue: sends what was added (by any process), follows it, and asks for a
-  // reconcile when a download's files are known (they are mirrored whatever the filters say).
-  const intake = yield* Effect.serviceOption(IntakeRunner)
-  if (intake._tag === "Some")
-    yield* Effect.forkScoped(intake.value.run(Queue.offer(wake, "signal").pipe(Effect.asVoid)))
-
-  yield* notify.ready("first pass")
-  // Added last, so it runs first when shutdown closes the scope.
-  yield* Effect.addFinalizer(() => notify.stopping)
 
   /**
    * A full state disk is temporary: the step that met it is given up (SQLite rolled its
@@ -204,147 +143,92 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
       )
     }
 
-  let lastFull = yield* Clock.currentTimeMillis
-  /** What the last full listing of this process cost; until one, estimated from the store. */
-  let listingCost: ListingCost | null = null
-  /** When the last pass ended with failures; null when it had none, or a pass runs. */
-  let failedAt: number | null = null
-  /** When the last reconcile started: remote cleanup due after it owes one (cleanup/). */
-  let reconciledAt = 0
+  /** A failed catch-up: waited out (login required, transient) or the daemon's failure. */
+  const pollFailed = Effect.fnUntraced(function* (error: ApiError, start: boolean) {
+    if (isAuthProblem(error)) yield* readiness.setSignedIn(false)
+    if (isLoginRequired(error)) return yield* waitForLogin(error)
+    if (!isTransient(error)) return yield* error
+    const what = start ? "service unreachable" : "poll failed"
+    yield* Effect.logWarning(`${what}, retrying at the next poll: ${error.message}`)
+    yield* notify.status(`${what}: ${error.message}`)
+  })
 
   const poll = Effect.fnUntraced(function* (reason: Wake): Effect.fn.Return<PollOutcome, ApiError> {
     const now = yield* Clock.currentTimeMillis
     const start = reason === "start"
+    const before = yield* Ref.get(state)
     const listingEvery = fullListingInterval({
-      cost: listingCost ?? listingCostOf(yield* store.remote.count),
+      cost: before.listingCost ?? listingCostOf(yield* store.remote.count),
       pollInterval: settings.pollInterval,
       maxInterval: settings.listingInterval,
       requestsPerHour: LISTING_REQUESTS_PER_HOUR
     })
-    const fullListing = start || isFullListingDue(now - lastFull, listingEvery, settings.pollInterval, POLL_JITTER)
+    const fullListing =
+      start || isFullListingDue(now - before.lastFullAt, listingEvery, settings.pollInterval, POLL_JITTER)
     const caught = yield* Effect.result(pass.catchUp({ fullListing, probeFeed: start })).pipe(
       Effect.catchDefect(whenStateDiskFull("full" as const))
     )
     if (caught === "full") return "failed"
     if (caught._tag === "Failure") {
-      const error = caught.failure
-      yield* refused(error)
-      if (isLoginRequired(error)) {
-        yield* waitForLogin(error)
-        return "failed"
-      }
-      if (!isTransient(error)) return yield* error
-      const what = start ? "service unreachable" : "poll failed"
-      yield* Effect.logWarning(`${what}, retrying at the next poll: ${error.message}`)
-      yield* notify.status(`${what}: ${error.message}`)
+      yield* pollFailed(caught.failure, start)
       return "failed"
     }
     yield* caughtUp
-    if (fullListing && caught.success.mode === "listing") {
-      lastFull = now
-      listingCost = { items: yield* store.remote.count, requests: caught.success.requests }
-    }
     const remote = caught.success
-    const storeChanged = remote.upserted + remote.deleted + remote.removedUnlisted > 0 || remote.listingCompleted
-    const retryDue = failedAt !== null && now - failedAt >= RETRY_FAILED_POLLS * settings.pollInterval
-    const cleanupDueAt = yield* cleanup.dueAt
-    const cleanupDue = cleanupDueAt !== null && cleanupDueAt <= now && cleanupDueAt > reconciledAt
-    if (storeChanged || localChanged || retryDue || cleanupDue || reason === "signal") return "reconcile"
+    if (fullListing && remote.mode === "listing") {
+      const cost = { items: yield* store.remote.count, requests: remote.requests }
+      yield* Ref.update(state, (s) => ({ ...s, lastFullAt: now, listingCost: cost }))
+    }
+    const owed = owesReconcile(yield* Ref.get(state), {
+      now,
+      reason,
+      storeChanged: remote.upserted + remote.deleted + remote.removedUnlisted > 0 || remote.listingCompleted,
+      localChanged: yield* wakes.localChanged,
+      cleanupDueAt: yield* cleanup.dueAt,
+      pollInterval: settings.pollInterval
+    })
+    if (owed) return "reconcile"
     // Nothing changed: a mirror in line is still in line.
-    if (inLine) yield* metrics.syncSucceeded
+    if ((yield* Ref.get(state)).inLine) yield* metrics.syncSucceeded
     return "idle"
   })
 
+  const passDone = Effect.fnUntraced(function* (report: ReconcileReport) {
+    const message = describeReport(report)
+    yield* Effect.logInfo(message)
+    yield* notify.status(message)
+    yield* metrics.setFilesByState(yield* filesByState(store))
+    yield* metrics.setHeldDeletions(report.held?.count ?? 0)
+  })
+
   const reconcile = Effect.gen(function* () {
-    // What a reconcile owes is settled by this one; changes from now on owe the next.
-    localChanged = false
-    inLine = false
-    failedAt = null
     const started = yield* Clock.currentTimeMillis
-    reconciledAt = started
+    yield* wakes.settleLocalChanges
+    yield* Ref.update(state, (s) => reconcileStarting(s, started))
     // The daemon's transfer queue waits for room; a queue that did not is retried at a later poll.
-    const reconciled = yield* pass.reconcile({ allowBigDelete: false }).pipe(
+    const report = yield* pass.reconcile({ allowBigDelete: false }).pipe(
       Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)),
       Effect.catchDefect(whenStateDiskFull(null))
     )
-    yield* metrics.passFinished(((yield* Clock.currentTimeMillis) - started) / 1000)
-    if (reconciled === null) {
-      failedAt = yield* Clock.currentTimeMillis
-      return
-    }
-    const report = reconciled
-    yield* passDone(report)
-    if (report.failures.length > 0) failedAt = yield* Clock.currentTimeMillis
+    const ended = yield* Clock.currentTimeMillis
+    yield* metrics.passFinished((ended - started) / 1000)
+    if (report !== null) yield* passDone(report)
+    const after = yield* Ref.updateAndGet(state, (s) =>
+      reconcileEnded(
+        s,
+        ended,
+        report === null ? null : { failures: report.failures.length, held: report.held !== null }
+      )
+    )
+    if (after.inLine) yield* metrics.syncSucceeded
   })
 
   return yield* runDaemonLoop<ApiError | RootUnavailable | LocalOpError>({
-    wakes: wake,
+    wakes: wakes.queue,
     nextPollIn: Effect.map(Random.next, (r) =>
       Math.round(settings.pollInterval * (1 - POLL_JITTER + 2 * POLL_JITTER * r))
     ),
     poll,
     reconcile
   })
-})
-
-// ---------------------------------------------------------------------------------------
-
-/** Files of the store by state (synced, pending, failed), for the files gauge. */
-const filesByState = Effect.fnUntraced(function* (store: Store["Service"]) {
-  const counts: Record<string, number> = { synced: 0, pending: 0, failed: 0 }
-  for (const entry of yield* store.local.all) {
-    if (entry.type === "file") counts[entry.state] = (counts[entry.state] ?? 0) + 1
-  }
-  return counts
-})
-
-/**
- * What one transfer event adds to the metrics: the bytes and outcome of a finished download,
- * the outcome of a parked or paused one, a download retry, or a link request held back by
- * the service's rate limit (the engine's wait, beyond what the API client waits itself).
- */
-export const countTransferEvent = (metrics: MetricsShape, event: TransferEvent): Effect.Effect<void> => {
-  switch (event._tag) {
-    case "Finished":
-      return Effect.andThen(metrics.addBytesTransferred(event.fetched), metrics.fileTransfer("landed"))
-    case "Parked":
-      return metrics.fileTransfer("failed")
-    case "Paused":
-      return metrics.fileTransfer("paused")
-    case "Retrying":
-      return metrics.retry("download")
-    case "RateLimited":
-      return metrics.rateLimitWait(DOWNLOAD_LINK_OPERATION, event.delayMs)
-    default:
-      return Effect.void
-  }
-}
-
-/**
- * Bytes of each finished download (what it fetched over the network) counted as they land,
- * download retries, and the rate, queue depth, files waiting for disk space (readiness) and
- * app-state write counts sampled every TRANSFER_SAMPLE_INTERVAL, for the scope's life.
- */
-const observeTransfers = Effect.gen(function* () {
-  const readiness = yield* Readiness
-  const progress = yield* ProgressTracker
-  const queue = yield* TransferQueue
-  const metrics = yield* Metrics
-  const appState = yield* AppStateWriter
-  yield* forEachTransferEvent((event) => countTransferEvent(metrics, event))
-  // The app-state writer keeps running totals; the metric counts what was added since.
-  let appStateSeen = { written: 0, preconditionFailures: 0, dropped: 0 }
-  const sample = Effect.gen(function* () {
-    const overall = progress.snapshot(yield* Clock.currentTimeMillis).overall
-    const stats = queue.stats()
-    yield* metrics.setTransferRate(overall.active === 0 ? 0 : overall.rate)
-    yield* metrics.setQueueDepth(stats.queued + stats.waitingForSpace)
-    yield* readiness.setWaitingForSpace(stats.waitingForSpace)
-    const writes = yield* appState.stats
-    yield* metrics.appStateWrite("written", writes.written - appStateSeen.written)
-    yield* metrics.appStateWrite("precondition_failed", writes.preconditionFailures - appStateSeen.preconditionFailures)
-    yield* metrics.appStateWrite("failed", writes.dropped - appStateSeen.dropped)
-    appStateSeen = writes
-  })
-  yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced(TRANSFER_SAMPLE_INTERVAL)))
 })

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { countTransferEvent } from "../../src/engine/Daemon.ts"
+import { countTransferEvent } from "../../src/engine/daemonMetrics.ts"
 import { Metrics } from "../../src/server/Metrics.ts"
 import { parsePrometheusText, sampleValue } from "../server/promText.ts"
 
