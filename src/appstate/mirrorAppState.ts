@@ -32,18 +32,19 @@ import { SqliteOutbox } from "./outboxSqlite.ts"
 export const ONCE_DRAIN_MS = 30_000
 export const SHUTDOWN_DRAIN_MS = 4_000
 
-/** The run app state serves; run.ts provides "once" for `run --once`. */
-export const RunKind = Context.Reference<"daemon" | "once">("dlsync/appstate/RunKind", {
-  defaultValue: () => "daemon"
-})
+/** The run being served: the daemon's (layers/daemon.ts, the demo) or `run --once`'s (onceLayer). */
+export class RunKind extends Context.Service<RunKind, { readonly once: boolean }>()("dlsync/appstate/RunKind") {
+  static readonly daemon: Layer.Layer<RunKind> = Layer.succeed(RunKind, RunKind.of({ once: false }))
+  static readonly once: Layer.Layer<RunKind> = Layer.succeed(RunKind, RunKind.of({ once: true }))
+}
 
 export const mirrorAppStateLayer = (
   config: AppConfig
-): Layer.Layer<FileProgress | AppStateWriter, never, ApiClient | AuthStatus | Database> => {
+): Layer.Layer<FileProgress | AppStateWriter, never, ApiClient | AuthStatus | Database | RunKind> => {
   const writer = Layer.unwrap(
     Effect.gen(function* () {
       const { db } = yield* Database
-      const kind = yield* RunKind
+      const { once } = yield* RunKind
       return appStateLayer({
         stateDir: config.mirror.state_dir,
         deviceName: config.app_state.device_name,
@@ -51,7 +52,7 @@ export const mirrorAppStateLayer = (
         maxRequestsPerMinute: config.app_state.max_requests_per_minute,
         version: VERSION,
         totals: localTotals(db),
-        publishAtStart: kind === "daemon"
+        publishAtStart: !once
       })
     })
   ).pipe(Layer.provideMerge(SqliteOutbox.layerDatabase))
@@ -61,43 +62,44 @@ export const mirrorAppStateLayer = (
 // ---------------------------------------------------------------------------------------
 
 /** Built after the writer, so its finalizer runs while the writer and the client still live. */
-const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox | DeviceRecord> = Layer.effectDiscard(
-  Effect.gen(function* () {
-    const writer = yield* AppStateWriter
-    const outbox = yield* AppStateOutbox
-    const record = yield* DeviceRecord
-    const once = (yield* RunKind) === "once"
-    yield* Effect.addFinalizer((exit) => {
-      if (serviceUnusable(exit)) {
-        // Every write would fail the same way after its retries, delaying the line that says
-        // what happened: the outbox keeps the entries for the next run.
-        return Effect.logDebug("app state: the service cannot be used now; the outbox keeps its entries")
-      }
-      const boundMs = Exit.hasInterrupts(exit) ? SHUTDOWN_DRAIN_MS : ONCE_DRAIN_MS
-      // The file entries first: they are what other devices act on; the record is one write.
-      const finish = writer.drainWithin(boundMs).pipe(Effect.tap(() => (once ? record.publish : Effect.void)))
-      return Effect.gen(function* () {
-        const started = yield* Clock.currentTimeMillis
-        const queued = yield* outbox.size
-        yield* Effect.interruptible(
-          Effect.raceFirst(
-            finish.pipe(Effect.timeoutOption(Duration.millis(boundMs))),
-            logProgress(writer, outbox, queued, started, boundMs)
-          )
-        )
-        const left = yield* outbox.size
-        const seconds = Math.round(((yield* Clock.currentTimeMillis) - started) / 100) / 10
-        if (left > 0) {
-          yield* Effect.logInfo(
-            `app state: ${left} entries not yet written stay queued for the next run (or the daemon); \`dlsync status\` counts them`
-          ).pipe(Effect.annotateLogs({ queued: left, seconds }))
-        } else if (queued > 0) {
-          yield* Effect.logInfo(`app state: ${queued} entries written in ${seconds} s`)
+const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox | DeviceRecord | RunKind> =
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const writer = yield* AppStateWriter
+      const outbox = yield* AppStateOutbox
+      const record = yield* DeviceRecord
+      const { once } = yield* RunKind
+      yield* Effect.addFinalizer((exit) => {
+        if (serviceUnusable(exit)) {
+          // Every write would fail the same way after its retries, delaying the line that says
+          // what happened: the outbox keeps the entries for the next run.
+          return Effect.logDebug("app state: the service cannot be used now; the outbox keeps its entries")
         }
+        const boundMs = Exit.hasInterrupts(exit) ? SHUTDOWN_DRAIN_MS : ONCE_DRAIN_MS
+        // The file entries first: they are what other devices act on; the record is one write.
+        const finish = writer.drainWithin(boundMs).pipe(Effect.tap(() => (once ? record.publish : Effect.void)))
+        return Effect.gen(function* () {
+          const started = yield* Clock.currentTimeMillis
+          const queued = yield* outbox.size
+          yield* Effect.interruptible(
+            Effect.raceFirst(
+              finish.pipe(Effect.timeoutOption(Duration.millis(boundMs))),
+              logProgress(writer, outbox, queued, started, boundMs)
+            )
+          )
+          const left = yield* outbox.size
+          const seconds = Math.round(((yield* Clock.currentTimeMillis) - started) / 100) / 10
+          if (left > 0) {
+            yield* Effect.logInfo(
+              `app state: ${left} entries not yet written stay queued for the next run (or the daemon); \`dlsync status\` counts them`
+            ).pipe(Effect.annotateLogs({ queued: left, seconds }))
+          } else if (queued > 0) {
+            yield* Effect.logInfo(`app state: ${queued} entries written in ${seconds} s`)
+          }
+        })
       })
     })
-  })
-)
+  )
 
 /** The run ended because the service could not be reached or refused the credential. */
 const serviceUnusable = (exit: Exit.Exit<unknown, unknown>): boolean =>

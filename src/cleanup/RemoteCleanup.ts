@@ -70,13 +70,13 @@ export class RemoteCleanup extends Context.Service<RemoteCleanup, RemoteCleanupS
 export const remoteCleanupLayer = (
   settings: CleanupSettings | null,
   maxDelete: number | null
-): Layer.Layer<RemoteCleanup, never, Store | LocalOps | ApiClient | MirrorEvents> =>
+): Layer.Layer<RemoteCleanup, never, Store | LocalOps | ApiClient | MirrorEvents | RunKind> =>
   settings === null
     ? RemoteCleanup.off
     : Layer.effect(
         RemoteCleanup,
         Effect.gen(function* () {
-          const context = yield* Effect.context<Store | LocalOps | ApiClient | MirrorEvents>()
+          const context = yield* Effect.context<Store | LocalOps | ApiClient | MirrorEvents | RunKind>()
           const store = yield* Store
           // The paths of the hold last announced, so that a hold staying in place is announced once.
           const announced = yield* Ref.make("")
@@ -92,7 +92,7 @@ export const cleanupStep = Effect.fn("RemoteCleanup.step")(function* (
   settings: CleanupSettings,
   maxDelete: number | null,
   options: { readonly allowBigDelete: boolean; readonly announced?: Ref.Ref<string> }
-): Effect.fn.Return<CleanupReport, never, Store | LocalOps | ApiClient | MirrorEvents> {
+): Effect.fn.Return<CleanupReport, never, Store | LocalOps | ApiClient | MirrorEvents | RunKind> {
   const store = yield* Store
   const ops = yield* LocalOps
   const now = yield* Clock.currentTimeMillis
@@ -147,7 +147,7 @@ export const cleanupStep = Effect.fn("RemoteCleanup.step")(function* (
       )
   }
 
-  const once = (yield* RunKind) === "once"
+  const { once } = yield* RunKind
   const marked = (yield* store.cleanup.all).filter((row) => row.deletingAt !== null && row.doneAt === null)
   let deleted = 0
   const toPost: Array<FileId> = []

@@ -16,7 +16,7 @@ import * as NodePath from "node:path"
 import { Clock, Console, Effect, Layer, Option, Redacted, References } from "effect"
 import { ApiObserver } from "../api/ApiHttp.ts"
 import { AppStateWriter } from "../appstate/AppStateWriter.ts"
-import { ONCE_DRAIN_MS } from "../appstate/mirrorAppState.ts"
+import { ONCE_DRAIN_MS, RunKind } from "../appstate/mirrorAppState.ts"
 import { TokenStore } from "../auth/TokenStore.ts"
 import { loadConfig } from "../config/loadConfig.ts"
 import { type RunningEmulator, startEmulator } from "../emulator/server.ts"
@@ -134,7 +134,10 @@ export const demo = Effect.fn("demo")(function* (flags: {
     }
   }).pipe(
     Effect.provide(
-      demoQbittorrentLayer(config).pipe(Layer.provideMerge(engineLayer(config)), Layer.provide(ApiObserver.none))
+      demoQbittorrentLayer(config).pipe(
+        Layer.provideMerge(engineLayer(config)),
+        Layer.provide([ApiObserver.none, RunKind.daemon])
+      )
     ),
     // The intake's and the API's info lines would interleave with the demo's own.
     Effect.provideService(References.MinimumLogLevel, "Warn")

@@ -29,6 +29,3 @@ export class PollRequests extends Context.Service<PollRequests, PollRequestsShap
     )
   )
 }
-
-/** PollRequests.layer: what the daemon's graph provides to the webhook receiver and the daemon. */
-export const pollRequestsLayer = PollRequests.layer

@@ -16,11 +16,12 @@
  */
 import { Duration, Effect, Layer, type Scope } from "effect"
 import { ApiObserver } from "../api/ApiHttp.ts"
+import { RunKind } from "../appstate/mirrorAppState.ts"
 import { configuredApps } from "../arr/ArrApp.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { settingsFrom } from "../engine/EngineSettings.ts"
 import { statusDocument } from "../engine/statusDocument.ts"
-import { pollRequestsLayer } from "../events/PollRequests.ts"
+import { PollRequests } from "../events/PollRequests.ts"
 import { intakeLayer } from "../intake/IntakeLive.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
@@ -90,14 +91,16 @@ export const daemonLayer = (config: AppConfig) => {
   ).pipe(Layer.provide(intakeLayer(config)))
   return Layer.mergeAll(server, webhooks, intakeSurfaces).pipe(
     Layer.provideMerge(
-      engineLayer(config, { waitForLogin: true }, { waitForSpace: true }).pipe(Layer.provide(observed))
+      engineLayer(config, { waitForLogin: true }, { waitForSpace: true }).pipe(
+        Layer.provide([observed, RunKind.daemon])
+      )
     ),
     Layer.provideMerge(
       Layer.mergeAll(
         Metrics.layer,
         Readiness.layer({ feedMaxAge: feedMaxAge(config) }),
         SdNotify.layer,
-        pollRequestsLayer
+        PollRequests.layer
       )
     )
   )

@@ -82,14 +82,14 @@ export const engineLayer = (
   | MirrorEvents
   | RemoteCleanup,
   EngineBuildError | InstanceLocked,
-  ApiObserver
+  ApiObserver | RunKind
 > => {
   const api = apiLayer(config, login)
   const options = transferOptions({ ...config.transfers, waitForSpace: space.waitForSpace ?? false })
   // run --once does not wait out a long rate limit: it ends (exit 75) and the next run resumes.
   const transferEngine = Layer.unwrap(
     Effect.gen(function* () {
-      const once = (yield* RunKind) === "once"
+      const { once } = yield* RunKind
       return TransferEngine.layer(once ? { ...options, maxRateLimitWaitMs: ONCE_MAX_RATE_LIMIT_WAIT_MS } : options)
     })
   )
@@ -138,4 +138,4 @@ export const engineLayer = (
 
 /** `engineLayer` for `run --once`: a single pass, which fails at once without a sign-in or disk space; no metrics. */
 export const onceLayer = (config: AppConfig) =>
-  engineLayer(config).pipe(Layer.provide(Layer.merge(Layer.succeed(RunKind, "once"), ApiObserver.none)))
+  engineLayer(config).pipe(Layer.provide(Layer.merge(RunKind.once, ApiObserver.none)))

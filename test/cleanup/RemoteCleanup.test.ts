@@ -13,6 +13,7 @@ import { TestClock } from "effect/testing"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import { ApiObserver } from "../../src/api/ApiHttp.ts"
 import { Credentials } from "../../src/api/Credentials.ts"
+import { RunKind } from "../../src/appstate/mirrorAppState.ts"
 import { batches, DELETE_BATCH, inCleanupFolders, isOldEnough, RETRY_MAX_MS } from "../../src/cleanup/cleanupRules.ts"
 import { cleanupStep } from "../../src/cleanup/RemoteCleanup.ts"
 import type { FileId } from "../../src/domain/FileId.ts"
@@ -62,6 +63,7 @@ const setup = (count: number) =>
       ),
       Layer.provideMerge(LocalOps.layer(root)),
       Layer.provideMerge(MirrorEvents.layer),
+      Layer.provideMerge(RunKind.daemon),
       Layer.provide(Posters.off)
     )
     return { e, ids, root, layer }
