@@ -5,8 +5,7 @@
  * the disk or the CPU allow.
  *
  * A file starts on one connection: where one fills the line (an uncapped CDN close by, or a
- * CPU that is the limit) more only cost CPU (2 GiB over https on loopback: the whole process
- * spent 0.92× with this start, 8 alternated pairs; bench/README.md, session 17). Its first
+ * CPU that is the limit) more only cost CPU (bench/README.md has the figures). Its first
  * step goes straight to a few (`firstStep`, transfers.segments), so a capped CDN loses one
  * window (≈ 0.5 s per file), not a doubling's worth each; from there a step doubles.
  *
@@ -23,14 +22,14 @@
  *
  * A step is judged against the rate before it, so that rate must be the count's own: a
  * file's first windows still hold its start (TLS handshakes, TCP's slow start, the first
- * commit), which read low, and a step judged against them is credited with the ramp. On an
- * uncapped loopback link the first window read 444 MB/s at 4 connections, the next ones
- * ≈ 590: 4 → 8 looked like +41 %, and the file ran at 8 connections after a probe at 16
- * where 4 took the same rate. So a step is taken only once the rate has stopped rising.
+ * commit), which read low, and a step judged against them is credited with the ramp (on an
+ * uncapped loopback link a first window at 4 connections reads ≈ 25 % below the next ones,
+ * so 4 → 8 would look like a gain where 4 already take the line's rate). So a step is taken
+ * only once the rate has stopped rising.
  *
  * One connection's first window may step at once: a step from one must bring +50 %, and a
- * start reads lower than that only on a slow link (here 10–25 % below the next windows), where
- * the step is then kept: the few connections every file used to start with.
+ * start reads lower than that only on a slow link (10–25 % below the next windows), where
+ * the step is then kept.
  *
  * Invariants: Add never asks for more than the free permits, never more than doubles the
  * count (from one: never past `firstStep`), never gives a connection less than `minSegment`
