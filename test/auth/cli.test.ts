@@ -46,10 +46,11 @@ describe("dlsync login / logout", () => {
       const fiber = yield* Effect.forkChild(cli(["--config", config, "login"]))
       // The prompt shows the user code; the user approves it on another device.
       let code: string | undefined
-      while (code === undefined) {
+      for (let i = 0; i < 2_000 && code === undefined; i++) {
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
         code = /code: ([A-Z0-9]{4}-[A-Z0-9]{4})/.exec(yield* output)?.[1]
       }
+      if (code === undefined) assert.fail(`no user code printed in 10 s: ${yield* output}`)
       assert.isTrue(authStateArea(e.context).oauth.approveDevice(code))
       e.control.advanceClock(5_000)
       yield* TestClock.adjust("5 seconds")

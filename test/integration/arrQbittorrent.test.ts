@@ -286,7 +286,6 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
         30_000,
         `the add ${point.when}`
       )
-      await sleep(300)
       first.daemon.child.kill("SIGKILL")
       await first.daemon.exit
       assert.strictEqual(creations(b).length, point.sent)

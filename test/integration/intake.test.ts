@@ -328,7 +328,6 @@ describe("dlsync add and the intake queue", { timeout: 120_000 }, () => {
       30_000,
       "the POST out, its answer not stored"
     )
-    await new Promise((r) => setTimeout(r, 300))
     daemon.child.kill("SIGKILL")
     await daemon.exit
     assert.strictEqual(intake(b, `btih:${HASH_A}`)?.phase, "sending")

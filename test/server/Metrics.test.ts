@@ -113,9 +113,11 @@ describe("Metrics", () => {
       assert.strictEqual(openFds, Fs.readdirSync("/proc/self/fd").length - 1)
       assert.isAtLeast(sampleValue(first, "process_max_fds") ?? 0, openFds)
       assert.closeTo(sampleValue(first, "process_start_time_seconds") ?? 0, performance.timeOrigin / 1000, 1)
-      // Burn some CPU: the counter grows by what was spent, never resets.
-      const until = performance.now() + 50
-      while (performance.now() < until) Math.sqrt(Math.random())
+      // Spend 30 ms of CPU (however long that takes on a busy machine): the counter grows by
+      // what was spent, never resets.
+      const spent = () => (process.cpuUsage().user + process.cpuUsage().system) / 1e6
+      const until = spent() + 0.03
+      while (spent() < until) Math.sqrt(Math.random())
       const cpu1 = sampleValue(yield* parsed, "process_cpu_seconds_total") ?? 0
       assert.isAbove(cpu1, cpu0 + 0.02)
       assert.isBelow(cpu1, process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 + 0.01)
