@@ -52,11 +52,11 @@ const life = <E>(url: string | ArrSettings, stateDir: string, root: string, duri
       { category: "tv", via: "qbittorrent" }
     )
     const nzb = yield* control.intake.add(
-      { _tag: "NzbFile", fileName: "Show.S01E02.nzb", content: new TextEncoder().encode("<nzb/>") },
+      { _tag: "NzbFile", fileName: "Show.S01E02.nzb", content: new TextEncoder().encode("<nzb></nzb>") },
       { category: "tv", via: "sabnzbd" }
     )
-    control.fail(torrent.id, "blocked: infringing content")
-    control.fail(nzb.id, "no segments")
+    yield* control.fail(torrent.id, "blocked: infringing content")
+    yield* control.fail(nzb.id, "no segments")
     const layer = failedReportsLayer(typeof url === "string" ? settings(url) : url).pipe(
       Layer.provide(Database.layer(stateDir)),
       Layer.provide(Layer.succeed(Intake, control.intake)),

@@ -6,7 +6,7 @@ import { TestClock } from "effect/testing"
 import { blackholeLayer, makeBlackhole } from "../../src/blackhole/Blackhole.ts"
 import { Intake } from "../../src/intake/Intake.ts"
 import { bencode } from "../intake/bencode.ts"
-import { makeMemoryIntake } from "../intake/memoryIntake.ts"
+import { makeMemoryIntake } from "../support/MemoryIntake.ts"
 import { listing, MAGNET, NZB, setup, tempWatch, write } from "./support.ts"
 
 describe("blackhole folder", () => {
@@ -95,7 +95,7 @@ describe("blackhole folder", () => {
       )
       assert.strictEqual(
         Fs.readFileSync(NodePath.join(failed, "junk.nzb.reason.txt"), "utf8"),
-        "not a readable NzbFile\n"
+        "junk.nzb: not an NZB file (no <nzb> element)\n"
       )
     })
   )
@@ -124,7 +124,7 @@ describe("blackhole folder", () => {
       write(watch, "tv/Early.nzb", NZB)
       write(watch, "processed/Old.nzb", NZB.replace("s", "v"))
       write(watch, "failed/Old.txt", "garbage")
-      const memory = yield* makeMemoryIntake("/srv/dlsync")
+      const memory = makeMemoryIntake("/srv/dlsync")
       const start = makeBlackhole({ watch }).pipe(Effect.provideService(Intake, memory.intake))
       const first = yield* start
       yield* first.sweep
@@ -151,7 +151,7 @@ describe("blackhole folder", () => {
       const dir = yield* tempWatch
       const file = NodePath.join(dir, "a-file")
       Fs.writeFileSync(file, "")
-      const memory = yield* makeMemoryIntake("/srv/dlsync")
+      const memory = makeMemoryIntake("/srv/dlsync")
       const error = yield* Effect.flip(
         Layer.build(blackholeLayer(file).pipe(Layer.provide(Layer.succeed(Intake, memory.intake))))
       )
@@ -167,7 +167,7 @@ describe("blackhole folder", () => {
   it.live("the daemon's layer takes a dropped file on its own (chokidar wakes it)", () =>
     Effect.gen(function* () {
       const watch = yield* tempWatch
-      const memory = yield* makeMemoryIntake("/srv/dlsync")
+      const memory = makeMemoryIntake("/srv/dlsync")
       yield* Layer.build(blackholeLayer(watch, "50 millis").pipe(Layer.provide(Layer.succeed(Intake, memory.intake))))
       write(watch, "tv/Dropped.nzb", NZB)
       const processed = NodePath.join(watch, "processed", "Dropped.nzb")

@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { makeBlackhole } from "../../src/blackhole/Blackhole.ts"
 import { Intake } from "../../src/intake/Intake.ts"
-import { makeMemoryIntake } from "../intake/memoryIntake.ts"
+import { makeMemoryIntake } from "../support/MemoryIntake.ts"
 
 export const NZB =
   '<?xml version="1.0"?>\n<nzb xmlns="http://www.newzbin.com/DTD/2003/nzb"><file subject="s"></file></nzb>\n'
@@ -24,7 +24,7 @@ export const setup = (before?: (watch: string) => void) =>
   Effect.gen(function* () {
     const watch = yield* tempWatch
     before?.(watch)
-    const memory = yield* makeMemoryIntake("/srv/dlsync")
+    const memory = makeMemoryIntake("/srv/dlsync")
     const blackhole = yield* makeBlackhole({ watch }).pipe(Effect.provideService(Intake, memory.intake))
     const settled = Effect.gen(function* () {
       yield* blackhole.sweep

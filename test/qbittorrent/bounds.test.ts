@@ -58,7 +58,7 @@ describe("qBittorrent API: request bodies", () => {
         { "content-type": "multipart/form-data; boundary=b" },
         "declared"
       )
-      assert.deepStrictEqual([refused.status, refused.sentAll, control.calls.length], [403, false, 0])
+      assert.deepStrictEqual([refused.status, refused.sentAll, (yield* control.calls).length], [403, false, 0])
     }).pipe(Effect.scoped)
   )
 
@@ -75,7 +75,7 @@ describe("qBittorrent API: request bodies", () => {
       const streamed = yield* flood(url, "torrents/add", form, "chunked")
       assert.strictEqual(streamed.status, 413)
       assert.isFalse(streamed.sentAll)
-      assert.lengthOf(control.calls, 0)
+      assert.lengthOf(yield* control.calls, 0)
     }).pipe(Effect.scoped)
   )
 
@@ -97,7 +97,7 @@ describe("qBittorrent API: request bodies", () => {
       const refused = yield* upload(tooBig)
       assert.strictEqual(refused.status, 413)
       assert.deepStrictEqual(
-        control.items().map((i) => i.name),
+        (yield* control.items).map((i) => i.name),
         ["Big.Season"]
       )
     }).pipe(Effect.scoped)

@@ -65,7 +65,7 @@ describe("qBittorrent API through @ctrl/qbittorrent", () => {
         )
       )
       assert.deepStrictEqual(
-        control.calls.filter((c) => c.method === "add").map((c) => c.args),
+        (yield* control.added).map((a) => ({ source: a.source._tag, options: a.options })),
         [
           { source: "Magnet", options: { category: "tv-sonarr", paused: false, via: "qbittorrent" } },
           { source: "TorrentFile", options: { category: "radarr", paused: true, via: "qbittorrent" } }
@@ -113,9 +113,15 @@ describe("qBittorrent API through @ctrl/qbittorrent", () => {
       const c = makeTorrent("C.Release")
       for (const t of [c, a, b]) yield* call(() => client.addTorrent(t.content, { category: "tv" }))
       const id = (hash: string) => IntakeId.make(`btih:${hash}`)
-      control.set(id(a.hash), { state: "downloading", progress: 0.5, remaining: 2048, rate: 205, etaSeconds: 10 })
+      yield* control.set(id(a.hash), {
+        state: "downloading",
+        progress: 0.5,
+        remaining: 2048,
+        rate: 205,
+        etaSeconds: 10
+      })
       yield* control.complete(id(b.hash))
-      control.fail(id(c.hash), "blocked by the service")
+      yield* control.fail(id(c.hash), "blocked by the service")
 
       const hashesOf = (filter: Parameters<typeof client.listTorrents>[0]) =>
         Effect.map(
@@ -166,7 +172,7 @@ describe("qBittorrent API through @ctrl/qbittorrent", () => {
       yield* call(() => client.removeCategory("movies"))
       assert.deepStrictEqual(Object.keys(yield* call(() => client.getCategories())), ["tv"])
       assert.deepStrictEqual(
-        control.calls.filter((c) => c.method !== "add").map((c) => c.method),
+        (yield* control.calls).filter((c) => c.method !== "add").map((c) => c.method),
         ["createCategory", "setCategory", "setCategory", "removeCategories"]
       )
     }).pipe(Effect.scoped)
@@ -217,13 +223,10 @@ describe("qBittorrent API through @ctrl/qbittorrent", () => {
 
       yield* call(() => client.removeTorrent(t.hash, false))
       yield* call(() => client.removeTorrent(u.hash.toUpperCase(), true))
-      assert.deepStrictEqual(
-        control.calls.filter((c) => c.method === "remove").map((c) => c.args),
-        [
-          { ids: [IntakeId.make(`btih:${t.hash}`)], deleteFiles: false },
-          { ids: [IntakeId.make(`btih:${u.hash}`)], deleteFiles: true }
-        ]
-      )
+      assert.deepStrictEqual(yield* control.removed, [
+        { ids: [IntakeId.make(`btih:${t.hash}`)], deleteFiles: false },
+        { ids: [IntakeId.make(`btih:${u.hash}`)], deleteFiles: true }
+      ])
       assert.deepStrictEqual(yield* call(() => client.listTorrents()), [])
       // Removing what is gone already is not an error (the apps retry removals).
       assert.isTrue(yield* call(() => client.removeTorrent(t.hash, true)))
@@ -275,7 +278,7 @@ describe("qBittorrent API through @ctrl/qbittorrent", () => {
       assert.isUndefined(quiet.torrents, "nothing changed")
 
       yield* call(() => client.addTorrent(t.content, { category: "tv" }))
-      control.set(IntakeId.make(`btih:${MAGNET_HASH}`), {
+      yield* control.set(IntakeId.make(`btih:${MAGNET_HASH}`), {
         state: "downloading",
         progress: 0.25,
         remaining: 750,

@@ -9,7 +9,7 @@ import { Context, Effect, Layer, Redacted } from "effect"
 import type { QbittorrentSettings } from "../../src/config/qbittorrentSettings.ts"
 import { Intake, type IntakeSource } from "../../src/intake/Intake.ts"
 import { QbittorrentServer } from "../../src/qbittorrent/QbittorrentServer.ts"
-import { type MemoryIntakeControl, makeMemoryIntake } from "../support/MemoryIntake.ts"
+import { type MemoryIntake, makeMemoryIntake } from "../support/MemoryIntake.ts"
 
 export const USERNAME = "sonarr"
 export const PASSWORD = "correct horse battery staple"
@@ -17,7 +17,7 @@ export const PASSWORD = "correct horse battery staple"
 export interface Harness {
   readonly url: string
   readonly root: string
-  readonly control: MemoryIntakeControl
+  readonly control: MemoryIntake
 }
 
 export const startQbit = (

@@ -77,7 +77,7 @@ describe("qBittorrent API: hostile and mistaken input", () => {
       })
       assert.strictEqual(response.status, 400)
       assert.include(response.body, "malformed multipart/form-data")
-      assert.lengthOf(control.items(), 0)
+      assert.lengthOf(yield* control.items, 0)
     }).pipe(Effect.scoped)
   )
 
@@ -92,7 +92,7 @@ describe("qBittorrent API: hostile and mistaken input", () => {
       assert.strictEqual((yield* send(url, "POST", "torrents/add", form)).body, "Ok.")
       assert.strictEqual((yield* post(url, "torrents/add", { urls: magnet("b".repeat(40)) })).body, "Ok.")
       assert.deepStrictEqual(
-        control.items().map((i) => i.name),
+        (yield* control.items).map((i) => i.name),
         ["Long", "Long"]
       )
     }).pipe(Effect.scoped)
@@ -117,7 +117,7 @@ describe("qBittorrent API: hostile and mistaken input", () => {
         assert.strictEqual((yield* post(url, "torrents/delete", {})).status, 400)
         assert.strictEqual((yield* post(url, "torrents/stop", { hashes: "nothex" })).status, 200)
         assert.deepStrictEqual(
-          control.calls.filter((c) => c.method === "remove" || c.method === "pause"),
+          (yield* control.calls).filter((c) => c.method === "remove" || c.method === "pause"),
           [],
           "nothing reached the intake"
         )
@@ -168,7 +168,7 @@ describe("qBittorrent API: hostile and mistaken input", () => {
       assert.strictEqual((yield* post(url, "torrents/setCategory", { hashes: t.hash, category: "nope" })).status, 409)
       assert.strictEqual((yield* post(url, "torrents/editCategory", { category: "nope" })).status, 409)
       assert.deepStrictEqual(
-        control.calls.map((c) => c.method),
+        (yield* control.calls).map((c) => c.method),
         ["add"],
         "only the first add reached the intake"
       )
@@ -191,11 +191,11 @@ describe("qBittorrent API: hostile and mistaken input", () => {
           [broken.status, broken.body],
           [415, "Error: 'broken.torrent' is not a valid torrent file."]
         )
-        assert.lengthOf(control.items(), 0)
+        assert.lengthOf(yield* control.items, 0)
         // One good source among bad ones: Ok. (qBittorrent's partial success).
         const mixed = yield* post(url, "torrents/add", { urls: `magnet:?dn=x\nmagnet:?xt=urn:btih:${"d".repeat(40)}` })
         assert.strictEqual(mixed.body, "Ok.")
-        assert.lengthOf(control.items(), 1)
+        assert.lengthOf(yield* control.items, 1)
       }).pipe(Effect.scoped)
   )
 
@@ -222,7 +222,7 @@ describe("qBittorrent API: hostile and mistaken input", () => {
         assert.strictEqual((yield* post(url, "torrents/add", { urls: `${indexer}/t/3` })).body, "Ok.")
         assert.strictEqual((yield* post(url, "torrents/add", { urls: `${indexer}/html` })).body, "Fails.")
         assert.deepStrictEqual(
-          control.items().map((i) => [i.id, i.name]),
+          (yield* control.items).map((i) => [i.id, i.name]),
           [
             [`btih:${t.hash}`, "Show.S06E01.mkv"],
             [`btih:${"e".repeat(40)}`, "Redirected"]
@@ -240,7 +240,7 @@ describe("qBittorrent API: hostile and mistaken input", () => {
       assert.deepStrictEqual([csrf.status, csrf.body], [403, "cross-site request refused"])
       const sameOrigin = yield* send(url, "GET", "app/webapiVersion", undefined, { origin: url })
       assert.strictEqual(sameOrigin.status, 200)
-      assert.lengthOf(control.calls, 0)
+      assert.lengthOf(yield* control.calls, 0)
     }).pipe(Effect.scoped)
   )
 

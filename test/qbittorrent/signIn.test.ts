@@ -75,7 +75,7 @@ describe("qBittorrent sign-in", () => {
           JSON.stringify(headers)
         )
       }
-      assert.lengthOf(control.calls, 0, "nothing reached the intake")
+      assert.lengthOf(yield* control.calls, 0, "nothing reached the intake")
       for (const headers of [
         {},
         { origin: url },

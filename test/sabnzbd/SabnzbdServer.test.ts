@@ -10,15 +10,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Intake } from "../../src/intake/Intake.ts"
 import { MAX_FORM_BYTES, PRE_AUTH_MAX_BYTES, SabnzbdServer } from "../../src/sabnzbd/SabnzbdServer.ts"
-import { makeMemoryIntake } from "../intake/memoryIntake.ts"
+import { makeMemoryIntake } from "../support/MemoryIntake.ts"
 import { chunked, rawExchange, writeSlowly } from "../support/rawHttp.ts"
 import { KEY, NZB, sonarrUrl, withSurface } from "./harness.ts"
 import { readAddResponse } from "./sonarrReads.ts"
 
 const withIntake = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
-  Effect.flatMap(makeMemoryIntake("/srv/dlsync"), (memory) =>
-    Effect.succeed(layer.pipe(Layer.provide(Layer.succeed(Intake, memory.intake))))
-  )
+  Effect.sync(() => layer.pipe(Layer.provide(Layer.succeed(Intake, makeMemoryIntake("/srv/dlsync").intake))))
 
 /** A port held by another socket for the length of the test. */
 const occupiedPort = Effect.acquireRelease(

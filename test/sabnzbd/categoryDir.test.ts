@@ -8,7 +8,7 @@ import { Effect, Redacted } from "effect"
 import { Intake } from "../../src/intake/Intake.ts"
 import { answer } from "../../src/sabnzbd/sabnzbdApi.ts"
 import { jsonOf } from "../../src/sabnzbd/sabnzbdOutput.ts"
-import { makeMemoryIntake } from "../intake/memoryIntake.ts"
+import { makeMemoryIntake } from "../support/MemoryIntake.ts"
 import { readConfig } from "./sonarrReads.ts"
 
 const KEY = "0123456789abcdef0123456789abcdef"
@@ -17,7 +17,7 @@ const ROOT = "/srv/dlsync"
 describe("SABnzbd get_config: category folders", () => {
   it.effect("a category named ..hidden is a folder inside complete_dir", () =>
     Effect.gen(function* () {
-      const memory = yield* makeMemoryIntake(ROOT, ["..hidden", "tv"])
+      const memory = makeMemoryIntake(ROOT, ["..hidden", "tv"])
       const config = yield* answer(
         { apiKey: Redacted.make(KEY), root: ROOT, pathMap: [] },
         {

@@ -7,7 +7,8 @@
 import * as Http from "node:http"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { addfile, get, KEY, NZB, ROOT, sonarrUrl, withSurface } from "./harness.ts"
+import { TestClock } from "effect/testing"
+import { addfile, get, KEY, NZB, sonarrUrl, withSurface } from "./harness.ts"
 import {
   readAddResponse,
   readConfig,
@@ -20,7 +21,7 @@ import {
 
 describe("SABnzbd surface: Sonarr's sequence for one release", () => {
   it.effect("test, add, poll, complete, import, remove: every answer as Sonarr parses it", () =>
-    withSurface(({ base, memory }) =>
+    withSurface(({ base, memory, root }) =>
       Effect.gen(function* () {
         // Test: TestConnectionAndVersion, TestAuthentication, TestGlobalConfig, TestCategory.
         const version = readVersion((yield* get(sonarrUrl(base, "version"))).text)
@@ -28,10 +29,10 @@ describe("SABnzbd surface: Sonarr's sequence for one release", () => {
         assert.isAtLeast(Number(version.split(".")[0]), 4)
         for (let i = 0; i < 3; i++) {
           const config = readConfig((yield* get(sonarrUrl(base, "get_config"))).text)
-          assert.strictEqual(config.completeDir, ROOT)
+          assert.strictEqual(config.completeDir, root)
           assert.isFalse(config.preCheck)
           const tv = config.categories.find((c) => c.name === "tv")
-          assert.deepStrictEqual(tv, { name: "tv", dir: "tv", fullPath: `${ROOT}/tv` })
+          assert.deepStrictEqual(tv, { name: "tv", dir: "tv", fullPath: `${root}/tv` })
           assert.isFalse(config.sortingFor("tv"), "no sorter renames what the app imports")
           assert.isFalse(config.removesCompletedDownloads, "history is kept until the app removes an item")
         }
@@ -69,11 +70,12 @@ describe("SABnzbd surface: Sonarr's sequence for one release", () => {
         assert.strictEqual(downloading.remainingSize, 3 * 1024 * 1024 * 1024)
         assert.strictEqual(downloading.remainingTime, "1.01:01:01", "D:HH:MM:SS read as a TimeSpan")
 
-        yield* memory.complete(id, 5_000_000)
+        yield* TestClock.setTime(5_000_000)
+        yield* memory.complete(id)
         const [done] = yield* poll
         assert.strictEqual(done?.downloadId, nzoId, "the same nzo_id in queue and history")
         assert.strictEqual(done?.status, "Completed")
-        assert.strictEqual(done?.outputPath, `${ROOT}/tv/Show.S01E01.1080p`)
+        assert.strictEqual(done?.outputPath, `${root}/tv/Show.S01E01.1080p`)
         assert.strictEqual(done?.totalSize, 4 * 1024 * 1024 * 1024)
 
         // Import done; RemoveItem: the queue first (not there), then history delete with del_files.
@@ -96,7 +98,7 @@ describe("SABnzbd surface: Sonarr's sequence for one release", () => {
         const tv = readAddResponse((yield* addfile(base, "Show.S01E02", NZB, "tv")).text)[0]!
         readAddResponse((yield* addfile(base, "Film.2024", NZB.replace("x@y", "z@y"), "movies")).text)
         const [tvItem, movie] = yield* memory.items
-        yield* memory.fail(tvItem!.id, "blocked: the service refused this release", 7_000)
+        yield* memory.fail(tvItem!.id, "blocked: the service refused this release")
         yield* memory.progress(movie!.id, 0.5, 1000, 5)
 
         const tvHistory = readHistory(
@@ -128,9 +130,14 @@ describe("SABnzbd surface: Sonarr's sequence for one release", () => {
         Effect.gen(function* () {
           for (const n of [1, 2, 3]) yield* addfile(base, `Show.S01E0${n}`, NZB.replace("x@y", `${n}@y`), "tv")
           const ids = (yield* memory.items).map((i) => i.id)
-          yield* memory.complete(ids[1]!, 9_000)
-          yield* memory.complete(ids[0]!, 8_000)
-          yield* memory.complete(ids[2]!, 10_000)
+          for (const [index, at] of [
+            [1, 9_000],
+            [0, 8_000],
+            [2, 10_000]
+          ] as const) {
+            yield* TestClock.setTime(at)
+            yield* memory.complete(ids[index]!)
+          }
           const history = readHistory(
             (yield* get(sonarrUrl(base, "history", { start: 0, limit: 2, category: "tv" }))).text
           )
@@ -142,7 +149,7 @@ describe("SABnzbd surface: Sonarr's sequence for one release", () => {
           const config = readConfig((yield* get(sonarrUrl(base, "get_config"))).text)
           assert.strictEqual(config.completeDir, "/data/usenet")
         }),
-      { pathMap: [[ROOT, "/data/usenet"]] }
+      { pathMap: (root) => [[root, "/data/usenet"]] }
     )
   )
 })
@@ -244,7 +251,7 @@ describe("SABnzbd surface: the other calls", () => {
           })
           yield* addfile(base, "Other.S01E01", NZB.replace("x@y", "o@y"), "tv")
           const cats = JSON.parse((yield* get(sonarrUrl(base, "get_cats"))).text)
-          assert.deepStrictEqual(cats, { categories: ["*", "tv", "movies"] })
+          assert.deepStrictEqual(cats, { categories: ["*", "movies", "tv"] })
           const byId = readQueue((yield* get(sonarrUrl(base, "queue", { nzo_ids: added[0]! }))).text)
           assert.deepStrictEqual(
             byId.items.map((i) => i.title),
@@ -260,15 +267,15 @@ describe("SABnzbd surface: the other calls", () => {
   )
 
   it.effect("fullstatus gives the complete folder; history delete 'failed' removes only failed items", () =>
-    withSurface(({ base, memory }) =>
+    withSurface(({ base, memory, root }) =>
       Effect.gen(function* () {
         const status = JSON.parse((yield* get(sonarrUrl(base, "fullstatus", { skip_dashboard: 1 }))).text)
-        assert.strictEqual(status.status.completedir, ROOT)
+        assert.strictEqual(status.status.completedir, root)
         yield* addfile(base, "Good", NZB, "tv")
         yield* addfile(base, "Bad", NZB.replace("x@y", "b@y"), "tv")
         const [good, bad] = yield* memory.items
-        yield* memory.complete(good!.id, 1)
-        yield* memory.fail(bad!.id, "expired", 2)
+        yield* memory.complete(good!.id)
+        yield* memory.fail(bad!.id, "expired")
         yield* get(sonarrUrl(base, "history", { name: "delete", value: "failed", del_files: 1 }))
         assert.deepStrictEqual(yield* memory.removed, [{ ids: [bad!.id], deleteFiles: true }])
       })
@@ -306,7 +313,11 @@ describe("SABnzbd surface: bad requests get SABnzbd's answers", () => {
         })
         assert.deepStrictEqual(empty, { status: false, error: "expects one parameter" })
         const notNzb = readRaw((yield* addfile(base, "junk", "hello", "tv")).text)
-        assert.deepStrictEqual(notNzb, { status: false, error: "not a readable NzbFile", nzo_ids: [] })
+        assert.deepStrictEqual(notNzb, {
+          status: false,
+          error: "junk.nzb: not an NZB file (no <nzb> element)",
+          nzo_ids: []
+        })
         assert.deepStrictEqual(yield* memory.items, [])
       })
     )

@@ -14,8 +14,8 @@ import { MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS } from "../../src/server/L
 import { Metrics } from "../../src/server/Metrics.ts"
 import { Readiness } from "../../src/server/Readiness.ts"
 import { StatusSource } from "../../src/server/StatusSource.ts"
-import { makeMemoryIntake } from "../intake/memoryIntake.ts"
 import { PASSWORD, startQbit, USERNAME } from "../qbittorrent/harness.ts"
+import { makeMemoryIntake } from "../support/MemoryIntake.ts"
 import { idleSockets } from "../support/rawHttp.ts"
 
 /** A hostile client's 500 connections that send nothing. */
@@ -82,7 +82,7 @@ describe("local servers: connections", () => {
   it.live("the qBittorrent and SABnzbd APIs answer other clients while one address holds 500 idle connections", () =>
     Effect.gen(function* () {
       const qbit = yield* startQbit()
-      const memory = yield* makeMemoryIntake("/srv/dlsync")
+      const memory = makeMemoryIntake("/srv/dlsync")
       const sab = yield* Layer.build(
         SabnzbdServer.layer({
           settings: {

@@ -1,157 +1,279 @@
 /**
- * An in-memory Intake for the surfaces' tests, keeping the contract's invariants
- * (src/intake/Intake.ts):
- * - the identity is computed from the source as the apps compute it (a magnet's btih, base32
- *   or hex; a .torrent's info-hash; a hash of an NZB's bytes or a URL), and `add` of a known
- *   identity returns the existing item;
+ * The in-memory Intake every surface's test runs over. It keeps the contract of
+ * src/intake/Intake.ts, which test/intake/intakeContract.test.ts checks over it and over
+ * IntakeLive alike:
+ * - the identity and the name come from the source as IntakeLive computes them
+ *   (src/intake/identity.ts), an unreadable source is `invalid`, and `add` of a known
+ *   identity returns the existing item; one another surface added is refused;
+ * - a removed identity is tombstoned: nothing reaches it until it is added again, fresh;
+ * - categories are checked by the one rule (categoryName.ts); a surface sees the configured
+ *   ones and those created through it;
  * - an item is `completed` only through `complete`, which first writes every file of the
- *   release under `contentPath` on the real disk (so a test can check the disk whenever the
- *   API says complete); `contentPath` is never `savePath`;
- * - a removed identity is tombstoned: it comes back only when added again.
- * The control plane (`set`, `complete`, `fail`) moves items the way the real queue does.
+ *   release under `contentPath` on the real disk (sparse, so sizes cost nothing), so a test
+ *   can check the disk whenever an API says complete; `contentPath` is never `savePath`.
+ * The control plane moves items through their life as the queue would; each step reads the
+ * time from the Clock.
  */
-import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { magnetDecode } from "@ctrl/magnet-link"
-import { files as torrentFiles, hash as torrentHash } from "@ctrl/torrent-file"
-import { Clock, Effect, Option } from "effect"
-import { IntakeId } from "../../src/domain/IntakeId.ts"
+import { files as torrentFiles } from "@ctrl/torrent-file"
+import { Clock, Effect, Option, Result } from "effect"
+import type { IntakeId } from "../../src/domain/IntakeId.ts"
+import { categoryProblem } from "../../src/intake/categoryName.ts"
 import {
   type AddOptions,
   Intake,
   IntakeError,
   type IntakeItem,
   type IntakeSource,
-  type ListFilter
+  type IntakeSurface
 } from "../../src/intake/Intake.ts"
+import { identify } from "../../src/intake/identity.ts"
+import { releaseFolderName } from "../../src/intake/releaseFolder.ts"
 
-export interface MemoryIntakeControl {
+/** One call a surface made on the intake. */
+export type IntakeCall =
+  | { readonly method: "add"; readonly args: { readonly source: IntakeSource; readonly options: AddOptions } }
+  | {
+      readonly method: "remove"
+      readonly args: { readonly ids: ReadonlyArray<IntakeId>; readonly deleteFiles: boolean }
+    }
+  | { readonly method: "pause" | "resume"; readonly args: ReadonlyArray<IntakeId> }
+  | {
+      readonly method: "setCategory"
+      readonly args: { readonly ids: ReadonlyArray<IntakeId>; readonly category: string }
+    }
+  | { readonly method: "choose"; readonly args: { readonly id: IntakeId; readonly itemId: string } }
+  | { readonly method: "createCategory"; readonly args: string }
+  | { readonly method: "removeCategories"; readonly args: ReadonlyArray<string> }
+
+export interface MemoryIntake {
   readonly intake: Intake["Service"]
-  readonly items: () => ReadonlyArray<IntakeItem>
-  readonly tombstones: ReadonlySet<IntakeId>
+  /** The live items as `list()` gives them, oldest first. */
+  readonly items: Effect.Effect<ReadonlyArray<IntakeItem>>
+  /** Every call a surface made, in order (refused ones too). */
+  readonly calls: Effect.Effect<ReadonlyArray<IntakeCall>>
+  /** The arguments of every `add`, in order. */
+  readonly added: Effect.Effect<ReadonlyArray<{ readonly source: IntakeSource; readonly options: AddOptions }>>
+  /** The arguments of every `remove`, in order. */
+  readonly removed: Effect.Effect<
+    ReadonlyArray<{ readonly ids: ReadonlyArray<IntakeId>; readonly deleteFiles: boolean }>
+  >
   /** Changes fields of an item as the queue would (not `completed`: use `complete`). */
-  readonly set: (id: IntakeId, patch: Partial<Omit<IntakeItem, "id" | "state">> & { state?: IntakeState }) => void
-  /** Writes every file of the release under contentPath, then marks it completed. */
+  readonly set: (
+    id: IntakeId,
+    patch: Partial<Omit<IntakeItem, "id" | "state">> & { state?: Unfinished }
+  ) => Effect.Effect<void>
+  /** The service took it and fetches it: `downloading` at this progress of `size` bytes, with a download id. */
+  readonly progress: (id: IntakeId, progress: number, size: number, etaSeconds: number | null) => Effect.Effect<void>
+  /** Writes every file of the release under `contentPath` (one file of its size when the source lists none), then marks it completed. */
   readonly complete: (id: IntakeId) => Effect.Effect<void>
-  readonly fail: (id: IntakeId, reason: string) => void
-  /** Every call the surface made, in order (method and arguments). */
-  readonly calls: ReadonlyArray<{ readonly method: string; readonly args: unknown }>
+  /** The service failed it, saying why. */
+  readonly fail: (id: IntakeId, reason: string) => Effect.Effect<void>
 }
 
-type IntakeState = Exclude<IntakeItem["state"], "completed">
+type Unfinished = Exclude<IntakeItem["state"], "completed">
 
-/** A release's files when the source does not list them (a magnet before its metadata). */
+/** A magnet's one file until the service knows better (the source lists none). */
 const MAGNET_FILE_SIZE = 1000
 
-export const makeMemoryIntake = (root: string, configured: ReadonlyArray<string> = []): MemoryIntakeControl => {
-  const items = new Map<IntakeId, IntakeItem>()
-  const tombstones = new Set<IntakeId>()
-  const categories = new Set<string>(configured)
-  const calls: Array<{ method: string; args: unknown }> = []
+interface Entry {
+  readonly item: IntakeItem
+  readonly source: IntakeSource
+  /** Paused by a surface: shown as paused while neither completed nor failed. */
+  readonly paused: boolean
+}
+
+export const makeMemoryIntake = (root: string, configured: ReadonlyArray<string> = []): MemoryIntake => {
+  /** The live releases, oldest first; a removal deletes the entry (its tombstone: nothing reaches it). */
+  const entries = new Map<IntakeId, Entry>()
+  const created = new Map<IntakeSurface, Set<string>>()
+  const calls: Array<IntakeCall> = []
+  const downloads = { next: 1 }
   const savePathOf = (category: string) => (category === "" ? root : Path.join(root, ...category.split("/")))
-
-  const add = (source: IntakeSource, options: AddOptions) =>
-    Effect.gen(function* () {
-      calls.push({ method: "add", args: { source: source._tag, options } })
-      const identified = identify(source)
-      if (identified === undefined) {
-        return yield* new IntakeError({ reason: "invalid", problem: `not a readable ${source._tag}` })
-      }
-      const existing = items.get(identified.id)
-      if (existing !== undefined) return existing
-      tombstones.delete(identified.id)
-      sources.set(identified.id, source)
-      if (options.category !== "") categories.add(options.category)
-      const now = yield* Clock.currentTimeMillis
-      const item = itemOf(identified, options, now, savePathOf(options.category))
-      items.set(item.id, item)
-      return item
+  const invalid = (problem: string) => new IntakeError({ reason: "invalid", problem })
+  const checkCategory = (name: string) => {
+    const problem = categoryProblem(name)
+    return problem === undefined ? Effect.void : Effect.fail(invalid(problem))
+  }
+  const view = ({ item, paused }: Entry): IntakeItem =>
+    paused && item.state !== "completed" && item.state !== "failed"
+      ? { ...item, state: "paused", reason: item.reason ?? "paused" }
+      : item
+  const update = (id: IntakeId, f: (entry: Entry) => Entry) =>
+    Effect.sync(() => {
+      const entry = entries.get(id)
+      if (entry !== undefined) entries.set(id, f(entry))
     })
+  const patchItem = (id: IntakeId, f: (item: IntakeItem) => IntakeItem) =>
+    update(id, (entry) => ({ ...entry, item: f(entry.item) }))
+  const record = (call: IntakeCall) => Effect.sync(() => void calls.push(call))
 
-  const sources = new Map<IntakeId, IntakeSource>()
-  const intake = Intake.of({
-    add,
-    source: (id) => Effect.sync(() => (items.has(id) ? Option.fromNullishOr(sources.get(id)) : Option.none())),
-    list: (filter?: ListFilter) =>
-      Effect.sync(() =>
-        [...items.values()].filter(
-          (item) =>
-            (filter?.via === undefined || item.via === filter.via) &&
-            (filter?.category === undefined || item.category === filter.category) &&
-            (filter?.ids === undefined || filter.ids.includes(item.id))
+  const add = Effect.fnUntraced(function* (source: IntakeSource, options: AddOptions) {
+    yield* record({ method: "add", args: { source, options } })
+    yield* checkCategory(options.category)
+    const identified = identify(source)
+    if (Result.isFailure(identified)) return yield* identified.failure
+    const { id } = identified.success
+    const existing = entries.get(id)
+    if (existing !== undefined) {
+      if (existing.item.via !== options.via) {
+        return yield* invalid(
+          `${existing.item.name} was already added through ${existing.item.via}; remove it there first`
         )
+      }
+      return view(existing)
+    }
+    const name = options.name ?? identified.success.name
+    const entry: Entry = {
+      item: itemOf(
+        id,
+        name,
+        filesOf(source, name),
+        options,
+        savePathOf(options.category),
+        yield* Clock.currentTimeMillis
       ),
-    remove: (ids, deleteFiles) =>
-      Effect.sync(() => {
-        calls.push({ method: "remove", args: { ids, deleteFiles } })
-        for (const id of ids) {
-          const item = items.get(id)
-          if (item === undefined) continue
-          if (deleteFiles) Fs.rmSync(item.contentPath, { recursive: true, force: true })
-          items.delete(id)
-          tombstones.add(id)
-        }
-      }),
-    pause: (ids) =>
-      Effect.sync(() => {
-        calls.push({ method: "pause", args: ids })
-        for (const id of ids) update(id, (item) => (item.state === "completed" ? item : { ...item, state: "paused" }))
-      }),
-    resume: (ids) =>
-      Effect.sync(() => {
-        calls.push({ method: "resume", args: ids })
-        for (const id of ids) update(id, (item) => (item.state === "paused" ? { ...item, state: "queued" } : item))
-      }),
-    setCategory: (ids, category) =>
-      Effect.sync(() => {
-        calls.push({ method: "setCategory", args: { ids, category } })
-        for (const id of ids) update(id, (item) => ({ ...item, category }))
-      }),
-    choose: (id) => Effect.fail(new IntakeError({ reason: "invalid", problem: `${id} waits for no selection` })),
-    categories: () => Effect.sync(() => [...categories].sort().map((name) => ({ name, savePath: savePathOf(name) }))),
-    createCategory: (_via, name) =>
-      Effect.sync(() => {
-        calls.push({ method: "createCategory", args: name })
-        categories.add(name)
-      }),
-    removeCategories: (_via, names) =>
-      Effect.sync(() => {
-        calls.push({ method: "removeCategories", args: names })
-        for (const name of names) categories.delete(name)
-      })
+      source,
+      paused: options.paused === true
+    }
+    entries.set(id, entry)
+    return view(entry)
   })
 
-  const update = (id: IntakeId, f: (item: IntakeItem) => IntakeItem) => {
-    const item = items.get(id)
-    if (item !== undefined) items.set(id, f(item))
-  }
+  const each = (ids: ReadonlyArray<IntakeId>, f: (entry: Entry) => Entry) =>
+    Effect.forEach(ids, (id) => update(id, f), { discard: true })
+
+  const intake = Intake.of({
+    add,
+    source: (id) => Effect.sync(() => Option.fromNullishOr(entries.get(id)?.source)),
+    list: (filter) =>
+      Effect.sync(() =>
+        [...entries.values()]
+          .map(view)
+          .filter(
+            (item) =>
+              (filter?.via === undefined || item.via === filter.via) &&
+              (filter?.category === undefined || item.category === filter.category) &&
+              (filter?.ids === undefined || filter.ids.includes(item.id))
+          )
+      ),
+    remove: (ids, deleteFiles) =>
+      Effect.andThen(
+        record({ method: "remove", args: { ids, deleteFiles } }),
+        Effect.sync(() => {
+          for (const id of ids) {
+            const entry = entries.get(id)
+            if (entry === undefined) continue
+            if (deleteFiles) Fs.rmSync(entry.item.contentPath, { recursive: true, force: true })
+            entries.delete(id)
+          }
+        })
+      ),
+    pause: (ids) =>
+      Effect.andThen(
+        record({ method: "pause", args: ids }),
+        each(ids, (entry) => ({ ...entry, paused: true }))
+      ),
+    resume: (ids) =>
+      Effect.andThen(
+        record({ method: "resume", args: ids }),
+        each(ids, (entry) => ({
+          ...entry,
+          paused: false,
+          item: entry.item.state === "paused" ? { ...entry.item, state: "queued", reason: null } : entry.item
+        }))
+      ),
+    setCategory: (ids, category) =>
+      Effect.andThen(
+        Effect.andThen(record({ method: "setCategory", args: { ids, category } }), checkCategory(category)),
+        // Not sent yet: it goes to the new category's folder; sent: its files stay where they are.
+        each(ids, (entry) => ({
+          ...entry,
+          item:
+            entry.item.downloadId === null
+              ? moved(entry.item, category, savePathOf(category))
+              : { ...entry.item, category }
+        }))
+      ),
+    choose: (id, itemId) =>
+      Effect.andThen(
+        record({ method: "choose", args: { id, itemId } }),
+        Effect.fail(invalid(`${id} waits for no selection`))
+      ),
+    categories: (via) =>
+      Effect.sync(() =>
+        [...new Set([...configured, ...(created.get(via) ?? [])])]
+          .sort()
+          .map((name) => ({ name, savePath: savePathOf(name) }))
+      ),
+    createCategory: (via, name) =>
+      Effect.andThen(
+        Effect.andThen(record({ method: "createCategory", args: name }), checkCategory(name)),
+        Effect.sync(() => {
+          if (name !== "") created.set(via, new Set([...(created.get(via) ?? []), name]))
+        })
+      ),
+    removeCategories: (via, names) =>
+      Effect.andThen(
+        record({ method: "removeCategories", args: names }),
+        Effect.sync(() => {
+          for (const name of names) created.get(via)?.delete(name)
+        })
+      )
+  })
 
   return {
     intake,
-    items: () => [...items.values()],
-    tombstones,
-    calls,
-    set: (id, patch) => update(id, (item) => ({ ...item, ...patch })),
-    fail: (id, reason) => update(id, (item) => ({ ...item, state: "failed", reason })),
+    items: intake.list(),
+    calls: Effect.sync(() => [...calls]),
+    added: Effect.sync(() => calls.flatMap((c) => (c.method === "add" ? [c.args] : []))),
+    removed: Effect.sync(() => calls.flatMap((c) => (c.method === "remove" ? [c.args] : []))),
+    set: (id, patch) => patchItem(id, (item) => ({ ...item, ...patch })),
+    progress: (id, progress, size, etaSeconds) =>
+      patchItem(id, (item) => ({
+        ...item,
+        state: "downloading",
+        reason: null,
+        progress,
+        size,
+        remaining: Math.round(size * (1 - progress)),
+        etaSeconds,
+        downloadId: item.downloadId ?? `dl-${downloads.next++}`
+      })),
+    fail: (id, reason) => patchItem(id, (item) => ({ ...item, state: "failed", reason })),
     complete: (id) =>
       Effect.gen(function* () {
-        const item = items.get(id)
-        if (item === undefined) return
-        for (const file of item.files) {
-          const path = Path.join(item.savePath, file.name)
+        const entry = entries.get(id)
+        if (entry === undefined) return
+        const files =
+          entry.item.files.length > 0
+            ? entry.item.files
+            : [
+                {
+                  name: `${Path.basename(entry.item.contentPath)}/${Path.basename(entry.item.contentPath)}.mkv`,
+                  size: entry.item.size,
+                  localBytes: 0
+                }
+              ]
+        for (const file of files) {
+          const path = Path.join(entry.item.savePath, file.name)
           Fs.mkdirSync(Path.dirname(path), { recursive: true })
-          Fs.writeFileSync(path, Buffer.alloc(file.size, 7))
+          Fs.writeFileSync(path, "")
+          Fs.truncateSync(path, file.size)
         }
         const now = yield* Clock.currentTimeMillis
-        update(id, (current) => ({
-          ...current,
+        yield* patchItem(id, (item) => ({
+          ...item,
           state: "completed",
+          reason: null,
           progress: 1,
+          size: files.reduce((n, f) => n + f.size, 0),
           remaining: 0,
+          rate: 0,
           etaSeconds: 0,
           completedAt: now,
-          files: current.files.map((f) => ({ ...f, localBytes: f.size }))
+          files: files.map((f) => ({ ...f, localBytes: f.size }))
         }))
       })
   }
@@ -159,74 +281,45 @@ export const makeMemoryIntake = (root: string, configured: ReadonlyArray<string>
 
 // ---------------------------------------------------------------------------------------
 
-interface Identified {
-  readonly id: IntakeId
-  readonly name: string
+interface SourceFiles {
   /** Relative to the save path, "/"-separated (the release folder first when multi-file). */
   readonly files: ReadonlyArray<{ readonly name: string; readonly size: number }>
   /** The release is one file (contentPath is that file). */
   readonly single: boolean
 }
 
-const identify = (source: IntakeSource): Identified | undefined => {
-  try {
-    switch (source._tag) {
-      case "Magnet": {
-        const magnet = magnetDecode(source.uri)
-        const hex = magnet.infoHash ?? magnet.infoHashV2?.slice(0, 40)
-        if (hex === undefined || !/^[0-9a-f]{40}$/.test(hex)) return undefined
-        const dn = Array.isArray(magnet.dn) ? magnet.dn[0] : magnet.dn
-        const name = dn ?? hex
-        return {
-          id: IntakeId.make(`btih:${hex}`),
-          name,
-          files: [{ name: `${name}/${name}.mkv`, size: MAGNET_FILE_SIZE }],
-          single: false
-        }
-      }
-      case "TorrentFile": {
-        const id = IntakeId.make(`btih:${torrentHash(source.content)}`)
-        const data = torrentFiles(source.content)
-        const single = data.files.length === 1 && !data.files[0]!.path.includes("/")
-        const name = single ? data.files[0]!.name : (data.files[0]!.path.split("/")[0] ?? "release")
-        return {
-          id,
-          name,
-          files: data.files.map((f) => ({ name: f.path.replaceAll("\\", "/"), size: f.length })),
-          single
-        }
-      }
-      case "NzbFile":
-        return {
-          id: IntakeId.make(`sha256:${createHash("sha256").update(source.content).digest("hex")}`),
-          name: source.fileName.replace(/\.nzb$/i, ""),
-          files: [],
-          single: false
-        }
-      case "Url":
-        return {
-          id: IntakeId.make(`sha256:${createHash("sha256").update(source.url).digest("hex")}`),
-          name: source.url.split("/").pop() ?? source.url,
-          files: [],
-          single: false
-        }
+/** The files a source lists: a .torrent's own, a magnet's one placeholder, none for an NZB or a URL (the service tells). */
+const filesOf = (source: IntakeSource, name: string): SourceFiles => {
+  const folder = releaseFolderName(name)
+  switch (source._tag) {
+    case "Magnet":
+      return { files: [{ name: `${folder}/${folder}.mkv`, size: MAGNET_FILE_SIZE }], single: false }
+    case "TorrentFile": {
+      const listed = torrentFiles(source.content).files
+      const single = listed.length === 1 && !listed[0]!.path.includes("/")
+      return { files: listed.map((f) => ({ name: f.path.replaceAll("\\", "/"), size: f.length })), single }
     }
-  } catch {
-    return undefined
+    case "NzbFile":
+    case "Url":
+      return { files: [], single: false }
   }
 }
 
-const itemOf = (identified: Identified, options: AddOptions, now: number, savePath: string): IntakeItem => {
-  const size = identified.files.reduce((sum, f) => sum + f.size, 0)
-  const contentPath = identified.single
-    ? Path.join(savePath, identified.files[0]?.name ?? identified.name)
-    : Path.join(savePath, identified.name)
+const itemOf = (
+  id: IntakeId,
+  name: string,
+  { files, single }: SourceFiles,
+  options: AddOptions,
+  savePath: string,
+  now: number
+): IntakeItem => {
+  const size = files.reduce((sum, f) => sum + f.size, 0)
   return {
-    id: identified.id,
-    name: identified.name,
+    id,
+    name,
     category: options.category,
     via: options.via,
-    state: options.paused === true ? "paused" : "queued",
+    state: "queued",
     reason: null,
     progress: 0,
     size,
@@ -237,9 +330,20 @@ const itemOf = (identified: Identified, options: AddOptions, now: number, savePa
     completedAt: null,
     expectedStartAt: null,
     savePath,
-    contentPath,
+    contentPath: Path.join(
+      savePath,
+      single ? (files[0]?.name ?? name) : (files[0]?.name.split("/")[0] ?? releaseFolderName(name))
+    ),
     downloadId: null,
     selection: null,
-    files: identified.files.map((f) => ({ ...f, localBytes: 0 }))
+    files: files.map((f) => ({ ...f, localBytes: 0 }))
   }
 }
+
+/** An unsent item in another category: its folder moves with it. */
+const moved = (item: IntakeItem, category: string, savePath: string): IntakeItem => ({
+  ...item,
+  category,
+  savePath,
+  contentPath: Path.join(savePath, Path.relative(item.savePath, item.contentPath))
+})
