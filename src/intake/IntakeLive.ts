@@ -66,6 +66,7 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
           category: options.category,
           // Where it would go as things stand; the sender settles it when it sends (releaseFolder.ts).
           directory: releaseDirectory(kind, options.category, releaseName),
+          directoryCategory: options.category,
           via: options.via,
           sourceKind: kind,
           fileName: source._tag === "TorrentFile" || source._tag === "NzbFile" ? source.fileName : null,
@@ -134,7 +135,7 @@ export const IntakeLive: Layer.Layer<Intake, never, IntakeTables | IntakeSetting
           // Not sent yet: it goes to the new category's folder; sent: its files stay where they are.
           if (r.phase === "new" || r.phase === "parked") {
             const directory = releaseDirectory(r.sourceKind, category, r.name)
-            yield* tables.update(id, ["new", "parked"], { category, directory }, now)
+            yield* tables.update(id, ["new", "parked"], { category, directory, directoryCategory: category }, now)
           } else yield* tables.update(id, LIVE, { category }, now)
         })
       )

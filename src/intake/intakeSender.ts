@@ -107,7 +107,14 @@ export const sendNew = Effect.fn("IntakeSender.send")(function* (
     return limits
   }
   const directory = yield* settleDirectory(ctx, record)
-  const sending = { phase: "sending", directory, reason: null, notBefore: null, heldBy: null } as const
+  const sending = {
+    phase: "sending",
+    directory,
+    directoryCategory: record.category,
+    reason: null,
+    notBefore: null,
+    heldBy: null
+  } as const
   if (!(yield* ctx.tables.update(record.id, ["new"], sending, ctx.now))) return limits
   // Listings leave the source out: read it now.
   const full = yield* ctx.tables.get(record.id)
@@ -161,7 +168,9 @@ const settleDirectory = Effect.fnUntraced(function* (ctx: SenderContext, record:
   }
   for (const other of yield* ctx.tables.live) {
     if (other.id === record.id || other.phase === "new" || other.phase === "parked") continue
-    taken.add((other.contentPath ?? expectedContentRoot(other.directory, other.category, other.name)).toLowerCase())
+    taken.add(
+      (other.contentPath ?? expectedContentRoot(other.directory, other.directoryCategory, other.name)).toLowerCase()
+    )
   }
   return releaseDirectory(record.sourceKind, record.category, record.name, taken)
 })

@@ -77,10 +77,11 @@ const ownItems = Effect.fnUntraced(function* (store: Store["Service"], record: I
   const ids: Array<FileId> = files.map((f) => f.remoteId)
   const root = contentRootOf(
     files.map((f) => f.remotePath),
-    record.category
+    record.directoryCategory
   )
-  const folder = record.directory !== record.category ? record.directory : files.length > 1 ? root : undefined
-  if (folder === undefined || !isWithin(folder, record.category) || folder === record.category) return ids
+  const shared = record.directoryCategory
+  const folder = record.directory !== shared ? record.directory : files.length > 1 ? root : undefined
+  if (folder === undefined || !isWithin(folder, shared) || folder === shared) return ids
   if ((yield* store.releases.foreignFilesBelow(folder, downloadId)) > 0) return ids
   const folderId = yield* store.releases.itemAt(folder)
   return Option.isSome(folderId) ? [folderId.value, ...ids] : ids

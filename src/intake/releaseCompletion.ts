@@ -61,17 +61,17 @@ export const settleCompletion = Effect.fn("Intake.settleCompletion")(function* (
 
   const remoteRoot = contentRootOf(
     files.map((f) => f.remotePath),
-    record.category
+    record.directoryCategory
   )
   const localRoot = contentRootOf(
     files.map((f) => f.local?.path ?? f.remotePath),
-    record.category
+    record.directoryCategory
   )
   if (remoteRoot === undefined || localRoot === undefined) {
     return yield* fail(
       ctx,
       record,
-      `the service put its files loose in ${record.category === "" ? "the account's root" : `"${record.category}"`}, beside other files, so no path holds them alone`
+      `the service put its files loose in ${record.directoryCategory === "" ? "the account's root" : `"${record.directoryCategory}"`}, beside other files, so no path holds them alone`
     )
   }
   if (files.length > 1) {

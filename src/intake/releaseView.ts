@@ -99,8 +99,8 @@ export const releaseView = ({ record, files, live, root, now, floor = 0 }: ViewI
 export const contentPathOf = (record: IntakeRecord, files: ReadonlyArray<ReleaseFile>): string => {
   if (record.contentPath !== null) return record.contentPath
   const placed = files.every((f) => f.local !== null)
-  const root = contentRootOf(placed ? files.map(localPath) : files.map((f) => f.remotePath), record.category)
-  return root ?? expectedContentRoot(record.directory, record.category, record.name)
+  const root = contentRootOf(placed ? files.map(localPath) : files.map((f) => f.remotePath), record.directoryCategory)
+  return root ?? expectedContentRoot(record.directory, record.directoryCategory, record.name)
 }
 
 /** Whether a file is on disk as dlsync wrote it, by the store: synced, at its remote size. */

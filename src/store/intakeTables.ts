@@ -44,6 +44,11 @@ export const IntakeRecord = Schema.Struct({
   category: Schema.String,
   /** The folder the download was (or will be) created in, below the account root. */
   directory: Schema.String,
+  /**
+   * The category whose folder holds `directory`: the release's category when it was sent (a
+   * later category change lists it elsewhere, its files stay where they are).
+   */
+  directoryCategory: Schema.String,
   via: Schema.String,
   sourceKind: SourceKind,
   fileName: Schema.NullOr(Schema.String),
@@ -85,7 +90,17 @@ export type IntakeRecord = typeof IntakeRecord.Type
 
 export type NewIntake = Pick<
   IntakeRecord,
-  "id" | "name" | "category" | "directory" | "via" | "sourceKind" | "fileName" | "source" | "infoHash" | "paused"
+  | "id"
+  | "name"
+  | "category"
+  | "directory"
+  | "directoryCategory"
+  | "via"
+  | "sourceKind"
+  | "fileName"
+  | "source"
+  | "infoHash"
+  | "paused"
 >
 
 /** Fields a phase change may set. */
@@ -150,10 +165,10 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
       `SELECT ${WITHOUT_SOURCE} FROM intakes WHERE download_id = ? AND phase <> 'removed' ORDER BY added_at LIMIT 1`
     ),
     insert: db.prepare(
-      `INSERT OR REPLACE INTO intakes (id, name, category, directory, via, source_kind, file_name, source, info_hash,
-         phase, paused, progress, size, added_at, updated_at)
-       VALUES (@id, @name, @category, @directory, @via, @source_kind, @file_name, @source, @info_hash,
-         'new', @paused, 0, 0, @now, @now)`
+      `INSERT OR REPLACE INTO intakes (id, name, category, directory, directory_category, via, source_kind, file_name,
+         source, info_hash, phase, paused, progress, size, added_at, updated_at)
+       VALUES (@id, @name, @category, @directory, @directory_category, @via, @source_kind, @file_name,
+         @source, @info_hash, 'new', @paused, 0, 0, @now, @now)`
     ),
     mirrored: db.prepare(
       `SELECT r.id FROM remote_items r JOIN intakes i ON r.download_id = i.download_id
@@ -175,6 +190,7 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
       name: intake.name,
       category: intake.category,
       directory: intake.directory,
+      directory_category: intake.directoryCategory,
       via: intake.via,
       source_kind: intake.sourceKind,
       file_name: intake.fileName,
@@ -221,7 +237,7 @@ export const makeIntakeTables = (db: BetterSqlite3.Database): IntakeTables["Serv
 
 // ---------------------------------------------------------------------------------------
 
-const WITHOUT_SOURCE = `id, name, category, directory, via, source_kind, file_name, X'' AS source, info_hash, phase,
+const WITHOUT_SOURCE = `id, name, category, directory, directory_category, via, source_kind, file_name, X'' AS source, info_hash, phase,
   paused, reason, not_before, held_by, selection_id, selection_expires_at, selection_items, selection_choice, download_id, status, progress, size, service_rate,
   service_completed_at, added_at, completed_at, content_path, updated_at, cleanup`
 
@@ -229,6 +245,7 @@ const COLUMNS: { readonly [K in keyof Required<IntakePatch>]: string } = {
   name: "name",
   category: "category",
   directory: "directory",
+  directoryCategory: "directory_category",
   via: "via",
   fileName: "file_name",
   infoHash: "info_hash",
@@ -264,6 +281,7 @@ const Row = Schema.Struct({
   name: Schema.String,
   category: Schema.String,
   directory: Schema.String,
+  directory_category: Schema.String,
   via: Schema.String,
   source_kind: SourceKind,
   file_name: Schema.NullOr(Schema.String),
@@ -299,6 +317,7 @@ const decodeRow = (raw: unknown): IntakeRecord => {
     name: r.name,
     category: r.category,
     directory: r.directory,
+    directoryCategory: r.directory_category,
     via: r.via,
     sourceKind: r.source_kind,
     fileName: r.file_name,

@@ -14,6 +14,10 @@ ALTER TABLE intakes DROP COLUMN files;
 ALTER TABLE intakes DROP COLUMN file_id;
 ALTER TABLE intakes ADD COLUMN service_completed_at INTEGER;
 ALTER TABLE intakes ADD COLUMN content_path TEXT;
+-- directory_category: the category whose folder holds directory (the category when the
+-- release was sent; a later category change lists it elsewhere, its files stay).
+ALTER TABLE intakes ADD COLUMN directory_category TEXT NOT NULL DEFAULT '';
+UPDATE intakes SET directory_category = category;
 -- held_by: why a new intake waits: an account cap ('cap', looked at again every minute and
 -- whenever a download of the queue ends) or the service's rate limit ('rate_limit', until
 -- not_before); NULL when it does not wait.

@@ -306,7 +306,15 @@ export const intakeContract = (name: string, make: MakeSubject) =>
           const unsent = yield* intake.add(magnet(HEX), qbit)
           const sent = yield* intake.add(magnet("a".repeat(40), "Sent.Release"), qbit)
           yield* send(sent.id)
+          const before = yield* one(intake, sent.id)
           yield* intake.setCategory([unsent.id, sent.id], "movies")
+          const kept = yield* one(intake, sent.id)
+          assert.strictEqual(kept.category, "movies")
+          assert.deepStrictEqual(
+            [kept.savePath, kept.contentPath],
+            [before.savePath, before.contentPath],
+            "a sent release's files stay where they are"
+          )
           const moved = yield* one(intake, unsent.id)
           assert.strictEqual(moved.category, "movies")
           assert.strictEqual(moved.savePath, Path.join(root, "movies"))
@@ -318,6 +326,24 @@ export const intakeContract = (name: string, make: MakeSubject) =>
           assert.deepStrictEqual(yield* intake.list({ category: "tv" }), [])
           yield* refusal(intake.setCategory([unsent.id], "../x"))
           assert.strictEqual((yield* one(intake, unsent.id)).category, "movies")
+        })
+      )
+    )
+
+    it.effect("a release sent and then moved to another category completes where its files are", () =>
+      scoped(["tv", "movies"], (subject) =>
+        Effect.gen(function* () {
+          const { intake, send, mirror } = subject
+          const item = yield* intake.add(magnet(HEX), qbit)
+          yield* send(item.id)
+          const sent = yield* one(intake, item.id)
+          yield* intake.setCategory([item.id], "movies")
+          yield* mirror(item.id, true)
+          const done = yield* one(intake, item.id)
+          assert.deepStrictEqual([done.state, done.reason], ["completed", null])
+          assert.strictEqual(done.category, "movies")
+          assert.strictEqual(done.contentPath, sent.contentPath)
+          assertPaths(subject, done, [Path.join(subject.root, "tv"), Path.join(subject.root, "movies")])
         })
       )
     )

@@ -18,6 +18,7 @@ const record = (patch: Partial<IntakeRecord> = {}): IntakeRecord => ({
   name: "Show.S01",
   category: "tv",
   directory: "tv",
+  directoryCategory: "tv",
   via: "qbittorrent",
   sourceKind: "magnet",
   fileName: null,
