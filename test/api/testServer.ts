@@ -99,13 +99,15 @@ export const clientLayer = (
     readonly credentials?: Layer.Layer<Credentials>
     readonly authOrigin?: string
     readonly settings?: HttpSettings
+    /** Sees each attempt and retry; ApiObserver.none when not given. */
+    readonly observer?: Layer.Layer<ApiObserver>
   } = {}
 ) => {
   const http = ApiHttp.layer.pipe(
     Layer.provide(ApiTransport.layerNodeHttp),
     Layer.provide(ApiEndpoints.layer({ baseUrl: `${origin}/api/v1`, authUrl: options.authOrigin ?? origin })),
     Layer.provide(options.credentials ?? Credentials.apiKey(Redacted.make(API_KEY))),
-    Layer.provide(ApiObserver.none)
+    Layer.provide(options.observer ?? ApiObserver.none)
   )
   const settings = Layer.succeed(ApiHttpSettings, options.settings ?? FAST_SETTINGS)
   return Layer.mergeAll(ApiClient.layer.pipe(Layer.provideMerge(http)), settings).pipe(Layer.orDie)
