@@ -12,6 +12,7 @@
  *            wait ─┬─ poll interval (jittered)
  *                  ├─ SIGHUP / SIGUSR1 (poll now)
  *                  ├─ a verified webhook delivery (PollRequests: poll now, the feed decides)
+ *                  ├─ the owner's request (DaemonRequests, the web page: as a signal)
  *                  └─ a change under the root (chokidar, settled 2 s)
  *                         │
  *                         ▼
@@ -78,6 +79,7 @@ import type { LocalOpError, RootUnavailable } from "../sync/localOps.ts"
 import { DLSYNC_DIR } from "../sync/tree.ts"
 import { forEachTransferEvent, ProgressTracker, type TransferEvent } from "../transfer/ProgressTracker.ts"
 import { TransferQueue } from "../transfer/TransferQueue.ts"
+import { DaemonRequests } from "./DaemonRequests.ts"
 import { type PollOutcome, runDaemonLoop, type Wake } from "./daemonLoop.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { describeReport, MirrorPass, type ReconcileReport } from "./MirrorPass.ts"
@@ -126,6 +128,9 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   )
   const requests = yield* PollRequests
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(requests.next, Queue.offer(wake, "webhook"))))
+  // The owner's requests (the web page): a poll and a reconcile now, as a signal does.
+  const asked = yield* DaemonRequests
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(asked.next, Queue.offer(wake, "signal"))))
   let localChanged = false
   yield* Effect.acquireRelease(
     Effect.sync(() => {
@@ -270,7 +275,9 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     const started = yield* Clock.currentTimeMillis
     reconciledAt = started
     // The daemon's transfer queue waits for room; a queue that did not is retried at a later poll.
-    const reconciled = yield* pass.reconcile({ allowBigDelete: false }).pipe(
+    // A held deletion goes ahead only when the owner confirmed it (DaemonControl), once.
+    const allowBigDelete = yield* asked.takeDeletionAllowance
+    const reconciled = yield* pass.reconcile({ allowBigDelete }).pipe(
       Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)),
       Effect.catchDefect(whenStateDiskFull(null))
     )
