@@ -25,14 +25,27 @@ export const liveTransfersPublisher: Layer.Layer<never, never, Store | ProgressT
       const tracker = yield* ProgressTracker
       const queue = yield* TransferQueue
       yield* Effect.acquireRelease(store.liveTransfers.clear, () => store.liveTransfers.clear)
+      // Each active file's failed attempts in this run, from the tracker's events.
+      const attempts = new Map<string, number>()
+      yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          tracker.subscribe((event) => {
+            if (event._tag === "Retrying" && event.attempt > 0) attempts.set(event.fileId, event.attempt)
+          })
+        ),
+        (unsubscribe) => Effect.sync(unsubscribe)
+      )
       let published = false
       const publish = Effect.gen(function* () {
         const at = yield* DateTime.now
         const snapshot = tracker.snapshot(DateTime.toEpochMillis(at))
         const waitingForSpace = queue.stats().waitingForSpace
+        // A file no longer active (paused, ended) starts its count afresh from its next event.
+        const active = new Set(snapshot.files.map((f) => f.fileId))
+        for (const id of attempts.keys()) if (!active.has(id)) attempts.delete(id)
         if (snapshot.files.length > 0 || waitingForSpace > 0) {
           yield* store.liveTransfers.publish(
-            liveTransfersOf(snapshot, waitingForSpace, process.pid, DateTime.formatIso(at))
+            liveTransfersOf(snapshot, waitingForSpace, process.pid, DateTime.formatIso(at), attempts)
           )
           published = true
         } else if (published) {
@@ -51,7 +64,8 @@ const liveTransfersOf = (
   snapshot: ProgressSnapshot,
   waitingForSpace: number,
   pid: number,
-  updatedAt: string
+  updatedAt: string,
+  attempts: ReadonlyMap<string, number>
 ): LiveTransfers => ({
   pid,
   waitingForSpace,
@@ -66,6 +80,12 @@ const liveTransfersOf = (
     bytes: f.done,
     bytesPerSecond: f.rate,
     connections: f.connections,
+    ...attemptsOf(attempts, f.fileId),
     ...(f.rateLimitedUntil === null ? {} : { rateLimitedUntil: new Date(f.rateLimitedUntil).toISOString() })
   }))
 })
+
+const attemptsOf = (attempts: ReadonlyMap<string, number>, fileId: string): { readonly attempts?: number } => {
+  const tried = attempts.get(fileId)
+  return tried === undefined ? {} : { attempts: tried }
+}

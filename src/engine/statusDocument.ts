@@ -1,6 +1,7 @@
 /**
- * The status document (`dlsync status --json`, later `/api/status`): read from the store
- * alone, so it tells the truth after a restart and while another dlsync runs.
+ * The status document (`dlsync status --json`, `/api/status`, every number of the web page):
+ * read from the store alone, so it tells the truth after a restart and while another dlsync
+ * runs; the daemon's status server adds what only it knows (`daemon`).
  */
 import { DateTime, Effect } from "effect"
 import { formatDuration } from "../config/units.ts"
@@ -10,10 +11,10 @@ import { liveLockHolder } from "../store/instanceLock.ts"
 import type { IntakeTables } from "../store/intakeTables.ts"
 import type { PassFailure, Store } from "../store/Store.ts"
 import { fullListingInterval, LISTING_REQUESTS_PER_HOUR, listingCostOf } from "../sync/listingCadence.ts"
-import { planConfigOf } from "../sync/planConfig.ts"
-import { mapTree, unmatchedFilters } from "../sync/tree.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
+import type { ControlState } from "./DaemonControl.ts"
 import type { EngineSettingsShape } from "./EngineSettings.ts"
+import { type MirrorSummary, mirrorSummary } from "./mirrorSummary.ts"
 import { renderTransfers, type TransfersStatus, transfersStatus } from "./transfersStatus.ts"
 
 export interface StatusDocument {
@@ -35,7 +36,13 @@ export interface StatusDocument {
   readonly intake: IntakeStatus
   readonly cursor: { readonly present: boolean; readonly ageSeconds: number | null }
   readonly lastPollAt: string | null
-  readonly failures: ReadonlyArray<{ readonly path: string; readonly attempts: number; readonly reason: string }>
+  /** What the last pass left unmirrored; `remoteId` names the remote item, when there is one (a retry names it). */
+  readonly failures: ReadonlyArray<{
+    readonly path: string
+    readonly remoteId: string | null
+    readonly attempts: number
+    readonly reason: string
+  }>
   readonly locked: ReadonlyArray<string>
   readonly heldDelete: { readonly count: number; readonly since: string; readonly paths: ReadonlyArray<string> } | null
   readonly locallyDeleted: ReadonlyArray<string>
@@ -53,6 +60,15 @@ export interface StatusDocument {
   readonly remoteDeletionsNoticedWithinSeconds: number | null
   /** "login required" from the moment the daemon's sign-in was refused until it works again. */
   readonly signIn: { readonly state: "ok" | "login required"; readonly since: string | null }
+  /** What only the running daemon knows, in its `/api/status`; null from `dlsync status`. */
+  readonly daemon: DaemonStatus | null
+}
+
+/** The daemon's own state: the owner's controls in force and the account it is signed in to. */
+export interface DaemonStatus {
+  readonly controls: ControlState
+  /** The account the daemon is signed in to, once the service said; null before. */
+  readonly account: { readonly name: string; readonly email: string } | null
 }
 
 /** Event kinds the daemon records when its sign-in is refused, and when it works again. */
@@ -73,15 +89,22 @@ export const recordSignInEvent = (store: Store["Service"], state: StatusDocument
         }
   )
 
+export interface StatusOptions {
+  /** The mirror's summary; default: walked now (the daemon passes `cachedMirrorSummary`). */
+  readonly summary?: Effect.Effect<MirrorSummary>
+  /** What only the running daemon knows (its status server); null elsewhere. */
+  readonly daemon?: Effect.Effect<DaemonStatus>
+}
+
 export const statusDocument = Effect.fnUntraced(function* (
   store: Store["Service"],
   settings: EngineSettingsShape,
   /** The intake queue's records; without them the section is empty. */
-  intakes?: IntakeTables["Service"]
+  intakes?: IntakeTables["Service"],
+  options: StatusOptions = {}
 ) {
+  const summary = yield* options.summary ?? mirrorSummary(store, settings)
   const feed = yield* store.feed.state
-  const remote = yield* store.remote.all
-  const entries = yield* store.local.all
   const markers = yield* store.local.locallyDeleted
   const held = yield* store.held.list
   const passFailures = yield* store.passFailures.list
@@ -97,48 +120,16 @@ export const statusDocument = Effect.fnUntraced(function* (
   const appStateQueued = yield* store.appStateQueued
   const holderPid = yield* Effect.sync(() => liveLockHolder(settings.stateDir))
   const now = DateTime.toEpochMillis(yield* DateTime.now)
+  const daemon = options.daemon === undefined ? null : yield* options.daemon
 
-  const byState: Record<string, number> = { synced: 0, pending: 0, failed: 0 }
-  let mirrored = 0
-  const syncedSize = new Map<string, number>()
-  for (const e of entries) {
-    byState[e.state] = (byState[e.state] ?? 0) + 1
-    if (e.type === "file" && e.state === "synced" && e.written !== null) {
-      mirrored += e.written.size
-      syncedSize.set(e.remoteId, e.remote.size)
-    }
-  }
-  const deletedIds = new Set(markers.map((m) => m.remoteId))
-  // The names (and so which are shortened) depend on whether the root ignores case, as the
-  // last pass found it; a shortened item is shown at the path its entry records.
-  const config = planConfigOf(settings.mirror, (yield* store.mirrorRoot.caseInsensitive) ?? false)
-  const tree = mapTree(remote, config)
-  const filterWarnings = feed.listingComplete ? unmatchedFilters(tree, config) : []
-  let pending = 0
-  const locked: Array<string> = []
-  const shortened: Array<StatusDocument["shortened"][number]> = []
-  const entryPaths = new Map(entries.map((e) => [e.remoteId, e.path]))
-  for (const placed of tree.placed) {
-    const item = placed.item
-    if (placed.shortened && placed.filtered === null) {
-      shortened.push({ path: entryPaths.get(item.id) ?? placed.path, remoteId: item.id, name: item.name })
-    }
-    if (placed.filtered !== null || item.type !== "file" || deletedIds.has(item.id)) continue
-    if (item.locked) locked.push(placed.path)
-    else if (syncedSize.get(item.id) !== item.size) pending += item.size
-  }
   const document: StatusDocument = {
     root: settings.root,
     stateDir: settings.stateDir,
     mode: { name: feed.params.mode, reason: feed.modeReason },
     listing: { complete: feed.listingComplete, generation: feed.generation, rebuild: feed.rebuild },
-    remote: {
-      items: remote.length,
-      files: remote.filter((i) => i.type === "file").length,
-      folders: remote.filter((i) => i.type === "folder").length
-    },
-    entries: byState,
-    bytes: { mirrored, pending },
+    remote: summary.remote,
+    entries: summary.entries,
+    bytes: summary.bytes,
     transfers: transfersStatus(published, holderPid, now),
     intake: intakeStatus(releases),
     cursor: {
@@ -146,21 +137,22 @@ export const statusDocument = Effect.fnUntraced(function* (
       ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)
     },
     lastPollAt: feed.lastPollAt,
-    failures: failuresOf(entries, passFailures),
-    locked,
+    failures: failuresOf(summary.failedEntries, passFailures),
+    locked: summary.locked,
     heldDelete:
       held.length === 0 ? null : { count: held.length, since: held[0]?.heldAt ?? "", paths: held.map((h) => h.path) },
     locallyDeleted: markers.map((m) => m.path),
-    shortened,
-    filterWarnings,
+    shortened: summary.shortened,
+    filterWarnings: summary.filterWarnings,
     recentProblems: events
       .filter((e) => e.level !== "info")
       .slice(-20)
       .map((e) => ({ at: e.at, kind: e.kind, message: e.path === null ? e.message : `${e.path}: ${e.message}` })),
     appState: { queued: appStateQueued },
     remoteDeletionsNoticedWithinSeconds:
-      feed.params.mode === "listing" ? deletionLatencySeconds(remote.length, settings) : null,
-    signIn: signInState(events)
+      feed.params.mode === "listing" ? deletionLatencySeconds(summary.remote.items, settings) : null,
+    signIn: signInState(events),
+    daemon
   }
   return document
 })
@@ -241,21 +233,13 @@ const deletionLatencySeconds = (items: number, settings: EngineSettingsShape): n
  * blocked parents, failed local operations): what `run --once` listed, one row per path.
  */
 const failuresOf = (
-  entries: ReadonlyArray<{
-    readonly path: string
-    readonly state: string
-    readonly attempts: number
-    readonly lastError: string | null
-  }>,
+  failed: MirrorSummary["failedEntries"],
   passFailures: ReadonlyArray<PassFailure>
 ): StatusDocument["failures"] => {
-  const failed = entries
-    .filter((e) => e.state === "failed")
-    .map((e) => ({ path: e.path, attempts: e.attempts, reason: e.lastError ?? "unknown" }))
   const listed = new Set(failed.map((f) => f.path))
   const others = passFailures
     .filter((f) => !listed.has(f.path))
-    .map((f) => ({ path: f.path, attempts: 1, reason: f.reason }))
+    .map((f) => ({ path: f.path, remoteId: f.remoteId, attempts: 1, reason: f.reason }))
   return [...failed, ...others]
 }
 
