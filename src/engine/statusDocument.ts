@@ -3,6 +3,7 @@
  * read from the store alone, so it tells the truth after a restart and while another dlsync
  * runs; the daemon's status server adds what only it knows (`daemon`).
  */
+import * as Fs from "node:fs"
 import { DateTime, Effect } from "effect"
 import { formatDuration } from "../config/units.ts"
 import { type IntakeStatus, intakeStatus, renderIntake } from "../intake/intakeStatus.ts"
@@ -36,6 +37,12 @@ export interface StatusDocument {
   readonly intake: IntakeStatus
   readonly cursor: { readonly present: boolean; readonly ageSeconds: number | null }
   readonly lastPollAt: string | null
+  /** The daemon's poll interval: the next poll is due about this long after the last (±10 %), or sooner. */
+  readonly pollIntervalSeconds: number
+  /** When the last pass ended, and the last one that left the mirror in line (no failure, nothing held). */
+  readonly passes: { readonly lastAt: string | null; readonly lastSuccessAt: string | null }
+  /** Free space on the mirror root's file system; null when it cannot be read. */
+  readonly disk: { readonly freeBytes: number | null }
   /** What the last pass left unmirrored; `remoteId` names the remote item, when there is one (a retry names it). */
   readonly failures: ReadonlyArray<{
     readonly path: string
@@ -51,6 +58,14 @@ export interface StatusDocument {
   /** Filters that select nothing in the last complete listing (a likely typo). */
   readonly filterWarnings: ReadonlyArray<string>
   readonly recentProblems: ReadonlyArray<{ readonly at: string; readonly kind: string; readonly message: string }>
+  /** The event log's newest entries (RECENT_EVENTS, newest last), folder creations left out: what the mirror did. */
+  readonly recentEvents: ReadonlyArray<{
+    readonly at: string
+    readonly level: string
+    readonly kind: string
+    readonly path: string | null
+    readonly message: string
+  }>
   /** App-state entries not yet written to the service (OAuth): the next run or the daemon writes them. */
   readonly appState: { readonly queued: number }
   /**
@@ -70,6 +85,12 @@ export interface DaemonStatus {
   /** The account the daemon is signed in to, once the service said; null before. */
   readonly account: { readonly name: string; readonly email: string } | null
 }
+
+/** The event a reconcile records when it ends (MirrorPass). */
+export const PASS_EVENT = "pass"
+
+/** How many of the event log's newest entries the document lists. */
+export const RECENT_EVENTS = 100
 
 /** Event kinds the daemon records when its sign-in is refused, and when it works again. */
 export const LOGIN_REQUIRED_EVENT = "login_required"
@@ -137,6 +158,12 @@ export const statusDocument = Effect.fnUntraced(function* (
       ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)
     },
     lastPollAt: feed.lastPollAt,
+    pollIntervalSeconds: Math.round(settings.pollInterval / 1000),
+    passes: {
+      lastAt: events.findLast((e) => e.kind === PASS_EVENT)?.at ?? null,
+      lastSuccessAt: events.findLast((e) => e.kind === PASS_EVENT && e.level === "info")?.at ?? null
+    },
+    disk: { freeBytes: yield* freeBytesOf(settings.root) },
     failures: failuresOf(summary.failedEntries, passFailures),
     locked: summary.locked,
     heldDelete:
@@ -148,6 +175,10 @@ export const statusDocument = Effect.fnUntraced(function* (
       .filter((e) => e.level !== "info")
       .slice(-20)
       .map((e) => ({ at: e.at, kind: e.kind, message: e.path === null ? e.message : `${e.path}: ${e.message}` })),
+    recentEvents: events
+      .filter((e) => e.kind !== "mkdir")
+      .slice(-RECENT_EVENTS)
+      .map((e) => ({ at: e.at, level: e.level, kind: e.kind, path: e.path, message: e.message })),
     appState: { queued: appStateQueued },
     remoteDeletionsNoticedWithinSeconds:
       feed.params.mode === "listing" ? deletionLatencySeconds(summary.remote.items, settings) : null,
@@ -252,3 +283,12 @@ export const signInState = (
     ? { state: "login required", since: last.at }
     : { state: "ok", since: null }
 }
+
+/** Free bytes of the file system holding `root` (statfs, off the event loop); null when unreadable. */
+const freeBytesOf = (root: string): Effect.Effect<number | null> =>
+  Effect.promise(() =>
+    Fs.promises.statfs(root).then(
+      (s) => s.bavail * s.bsize,
+      () => null
+    )
+  )

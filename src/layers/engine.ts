@@ -24,7 +24,7 @@ import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { remoteCleanupLayer } from "../cleanup/RemoteCleanup.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { EngineSettings } from "../engine/EngineSettings.ts"
-import { liveTransfersPublisher } from "../engine/liveTransfersPublisher.ts"
+import { type LiveTransfersFeed, liveTransfersPublisher } from "../engine/liveTransfersPublisher.ts"
 import { MirrorPass } from "../engine/MirrorPass.ts"
 import { RemoteSync } from "../engine/RemoteSync.ts"
 import { type RuntimeBandwidth, runtimeBandwidthLayer } from "../engine/runtimeBandwidth.ts"
@@ -82,6 +82,7 @@ export const engineLayer = (
   | IntakeRunner
   | TransferPause
   | RuntimeBandwidth
+  | LiveTransfersFeed
   | ApiClient,
   EngineBuildError | InstanceLocked
 > => {
