@@ -166,9 +166,15 @@ const Dashboard = (props: { readonly session: SessionView; readonly onSignedOut:
         {props.session.loginRequired && (
           <>
             {" · "}
-            <ActionButton done="Signed out." action={() => send("POST", "api/logout").then(props.onSignedOut)}>
+            <button
+              type="button"
+              onClick={() => {
+                // Not through the runner: signed out, the page reads nothing more.
+                send("POST", "api/logout").then(props.onSignedOut, props.onSignedOut)
+              }}
+            >
               Sign out
-            </ActionButton>
+            </button>
           </>
         )}
       </footer>

@@ -92,7 +92,7 @@ export const Overview = (props: {
           </dd>
           <dt>Next poll</dt>
           <dd>
-            {nextPoll === null ? "after the first" : `about ${relativeTime(Math.max(nextPoll, now), now)}`} (every{" "}
+            {nextPoll === null ? "after the first" : relativeTime(Math.max(nextPoll, now), now)} (every{" "}
             {status.pollIntervalSeconds} s)
           </dd>
           <dt>Mirror size</dt>
