@@ -4,7 +4,8 @@
  * `dist/web/assets/<name>-<content hash>.<ext>`, writes `dist/web/index.html` naming them,
  * and a gzip copy (`.gz`) beside each file for the daemon to serve as it is
  * (src/web/pageAssets.ts). Built in a folder of its own, then put in place whole, so a
- * daemon never reads half a page.
+ * daemon never reads half a page; the assets of the build it replaces are kept beside the
+ * new ones, for a daemon still serving that one (the chunks of the build before are not).
  *
  *   node scripts/buildPage.ts [--out dist/web]
  */
@@ -52,6 +53,14 @@ export const buildPage = async (outdir: string = PAGE_OUT): Promise<ReadonlyArra
     Fs.writeFileSync(Path.join(partial, "index.html"), html)
     const files = [Path.join(partial, "index.html"), ...outputs]
     for (const file of files) Fs.writeFileSync(`${file}.gz`, Zlib.gzipSync(Fs.readFileSync(file), { level: 9 }))
+    // A daemon started before this build serves the page it listed then: its assets stay.
+    for (const name of previousAssets(outdir)) {
+      for (const file of [name, `${name}.gz`]) {
+        const from = Path.join(outdir, "assets", file)
+        const to = Path.join(partial, "assets", file)
+        if (Fs.existsSync(from) && !Fs.existsSync(to)) Fs.copyFileSync(from, to)
+      }
+    }
     // The old page aside, the new one in, the old one removed: a reader sees one or the other.
     const old = `${outdir}.old-${process.pid}`
     if (Fs.existsSync(outdir)) Fs.renameSync(outdir, old)
@@ -62,6 +71,14 @@ export const buildPage = async (outdir: string = PAGE_OUT): Promise<ReadonlyArra
   } finally {
     Fs.rmSync(partial, { recursive: true, force: true })
   }
+}
+
+/** The assets the page now in `outdir` names (none when there is none). */
+const previousAssets = (outdir: string): ReadonlyArray<string> => {
+  const index = Path.join(outdir, "index.html")
+  if (!Fs.existsSync(index)) return []
+  const html = Fs.readFileSync(index, "utf8")
+  return [...html.matchAll(/"assets\/([^"/]+)"/g)].map(([, name]) => name ?? "").filter((name) => name !== "")
 }
 
 /** The newest modification time of the page's sources (ms). */

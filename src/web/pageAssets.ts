@@ -8,9 +8,10 @@
  *   GET /assets/<name>    an asset of the listing taken at start (no other name is ever a
  *                         path), `immutable` for a year: its name changes with its content
  *
- * Both gzip-encoded for a client that accepts it. Files are read when asked for (nothing
- * held in memory). Where no built page is found (sources never built), the page is a
- * one-line answer saying to run `npm run build`.
+ * Both gzip-encoded for a client that accepts it. The index is read at start with the
+ * listing (a later build names assets the listing lacks; the build keeps the ones it
+ * replaces, scripts/buildPage.ts); assets are read when asked for. Where no built page is
+ * found (sources never built), the page is a one-line answer saying to run `npm run build`.
  */
 import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
@@ -56,15 +57,26 @@ export const loadPageAssets = Effect.fnUntraced(function* (candidates: ReadonlyA
       (name) => !name.endsWith(".gz")
     )
   )
+  // The index as listed with its assets: a build after this start (kept in memory, half a
+  // KiB) names assets this listing does not hold.
   const indexText = yield* Effect.promise(() => Fs.promises.readFile(Path.join(root, "index.html")))
+  const indexGzip = yield* Effect.promise(() =>
+    Fs.promises.readFile(Path.join(root, "index.html.gz")).catch(() => undefined)
+  )
   const indexTag = `"${createHash("sha256").update(indexText).digest("base64url").slice(0, 22)}"`
+  const indexHeaders = { etag: indexTag, "cache-control": "no-cache", vary: "accept-encoding" }
 
   const index = (request: HttpServerRequest.HttpServerRequest) =>
-    request.headers["if-none-match"] === indexTag
-      ? Effect.succeed(
-          HttpServerResponse.empty({ status: 304, headers: { etag: indexTag, "cache-control": "no-cache" } })
-        )
-      : serveFile(request, Path.join(root, "index.html"), { etag: indexTag, "cache-control": "no-cache" })
+    Effect.succeed(
+      request.headers["if-none-match"] === indexTag
+        ? HttpServerResponse.empty({ status: 304, headers: indexHeaders })
+        : indexGzip !== undefined && acceptsGzip(request)
+          ? HttpServerResponse.uint8Array(indexGzip, {
+              contentType: HTML,
+              headers: { ...indexHeaders, "content-encoding": "gzip" }
+            })
+          : HttpServerResponse.uint8Array(indexText, { contentType: HTML, headers: indexHeaders })
+    )
 
   const asset = (request: HttpServerRequest.HttpServerRequest, name: string) =>
     !assets.has(name)
@@ -80,8 +92,10 @@ export const loadPageAssets = Effect.fnUntraced(function* (candidates: ReadonlyA
 
 // ---------------------------------------------------------------------------------------
 
+const HTML = "text/html; charset=utf-8"
+
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  ".html": "text/html; charset=utf-8",
+  ".html": HTML,
   ".js": "text/javascript; charset=utf-8",
   ".css": "text/css; charset=utf-8",
   ".svg": "image/svg+xml",
@@ -98,6 +112,9 @@ const exists = (path: string) =>
     )
   )
 
+const acceptsGzip = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  /\bgzip\b/.test(request.headers["accept-encoding"] ?? "")
+
 /** The file, gzip-encoded when the client accepts it and the build left a `.gz` beside it. */
 const serveFile = (
   request: HttpServerRequest.HttpServerRequest,
@@ -106,8 +123,7 @@ const serveFile = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.promise(async () => {
     const contentType = CONTENT_TYPES[Path.extname(path)] ?? "application/octet-stream"
-    const gzip = /\bgzip\b/.test(request.headers["accept-encoding"] ?? "")
-    const body = gzip ? await Fs.promises.readFile(`${path}.gz`).catch(() => undefined) : undefined
+    const body = acceptsGzip(request) ? await Fs.promises.readFile(`${path}.gz`).catch(() => undefined) : undefined
     if (body !== undefined) {
       return HttpServerResponse.uint8Array(body, {
         contentType,
