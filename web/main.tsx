@@ -82,21 +82,10 @@ const Login = (props: { readonly onSignedIn: (view: SessionView) => void }) => {
   )
 }
 
-const useNow = (): number => {
-  const [now, setNow] = useState(Date.now())
-  useEffect(() => {
-    // A clock for "3 min ago", not a poll: nothing is asked of the server.
-    const timer = window.setInterval(() => setNow(Date.now()), 1000)
-    return () => window.clearInterval(timer)
-  }, [])
-  return now
-}
-
 const Dashboard = (props: { readonly session: SessionView; readonly onSignedOut: () => void }) => {
   const live = useLive(props.onSignedOut)
   const [view, setView] = useState<ViewName>(viewOfHash)
   const [message, setMessage] = useState<{ readonly text: string; readonly ok: boolean } | null>(null)
-  const now = useNow()
   useEffect(() => {
     const follow = () => setView(viewOfHash())
     window.addEventListener("hashchange", follow)
@@ -149,7 +138,7 @@ const Dashboard = (props: { readonly session: SessionView; readonly onSignedOut:
         {status === null ? (
           <p aria-busy="true">Loading…</p>
         ) : view === "overview" ? (
-          <Overview status={status} transfers={live.transfers} rate={live.rate} now={now} />
+          <Overview status={status} transfers={live.transfers} rate={live.rate} />
         ) : view === "transfers" ? (
           <Transfers transfers={live.transfers} controls={live.controls} />
         ) : view === "releases" ? (

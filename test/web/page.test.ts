@@ -2,9 +2,10 @@
  * The web page in Chromium against the real daemon (`dlsync run`, on loopback) and the
  * emulator: it loads with no console error, a transfer shows and ends live (pushed, not
  * polled), a held deletion confirmed from the page goes to the trash, a failed file is
- * retried, a selection is answered, a magnet added from the page completes, a cross-site
- * POST is refused, and at 360 px nothing scrolls sideways. One daemon for the file; the
- * tests run in order and each waits on what it needs. Screenshots: test-results/web/.
+ * retried, a selection is answered, a magnet added from the page completes (and is removed,
+ * its files kept), a cross-site POST is refused, and at 360 px nothing scrolls sideways.
+ * One daemon for the file; the tests run in order and each waits on what it needs.
+ * Screenshots: test-results/web/.
  */
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -92,6 +93,10 @@ suite(`the web page in Chromium${chromiumMissing === undefined ? "" : ` (skipped
       await openView(page, view)
       await screenshot(page, `desktop-${view.toLowerCase()}`)
     }
+    await page.emulateMedia({ colorScheme: "dark" })
+    await openView(page, "Overview")
+    await screenshot(page, "desktop-overview-dark")
+    await page.emulateMedia({ colorScheme: "light" })
     assert.deepStrictEqual(problems, [])
   })
 
@@ -172,7 +177,13 @@ suite(`the web page in Chromium${chromiumMissing === undefined ? "" : ` (skipped
     )
     const card = page.locator("li.release").filter({ hasText: "Page.Added" })
     await card.locator(".phase", { hasText: "complete" }).waitFor({ timeout: 60_000 })
-    assert.isAbove(filesBelow(Path.join(box.root, "web", "Page.Added")).length, 0)
+    const landed = filesBelow(Path.join(box.root, "web", "Page.Added"))
+    assert.isAbove(landed.length, 0)
+    // Removed from the queue, its files kept (as an app's "remove" without "delete files").
+    await card.getByRole("button", { name: "Remove…" }).click()
+    await card.getByRole("button", { name: "Remove, keep files" }).click()
+    await card.waitFor({ state: "detached" })
+    assert.deepStrictEqual(filesBelow(Path.join(box.root, "web", "Page.Added")), landed)
   })
 
   it("answers a selection from the page", async () => {

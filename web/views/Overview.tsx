@@ -3,6 +3,7 @@
  * limit, failures), then who the daemon is signed in as, how it follows the account, the
  * passes, the mirror's size and files by state, and the last hour's transfer rate.
  */
+import { useEffect, useState } from "preact/hooks"
 import type { RateSample, StatusDocument, TransfersStatus } from "../api.ts"
 import { formatBytes, formatCount, formatRate, formatTime, relativeTime } from "../format.ts"
 import { Section } from "../ui.tsx"
@@ -60,9 +61,9 @@ export const Overview = (props: {
   readonly status: StatusDocument
   readonly transfers: TransfersStatus | null
   readonly rate: ReadonlyArray<RateSample>
-  readonly now: number
 }) => {
-  const { status, transfers, now } = props
+  const { status, transfers } = props
+  const now = useNow()
   const attention = attentionOf(status, transfers)
   const nextPoll =
     status.lastPollAt === null ? null : new Date(status.lastPollAt).getTime() + status.pollIntervalSeconds * 1000
@@ -124,6 +125,16 @@ export const Overview = (props: {
       </Section>
     </>
   )
+}
+
+/** The time now, once a second: a clock for "3 min ago", not a poll (nothing is asked of the server). */
+const useNow = (): number => {
+  const [now, setNow] = useState(Date.now())
+  useEffect(() => {
+    const timer = window.setInterval(() => setNow(Date.now()), 1000)
+    return () => window.clearInterval(timer)
+  }, [])
+  return now
 }
 
 const GRAPH_WIDTH = 360

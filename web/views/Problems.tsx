@@ -16,6 +16,9 @@ const KEPT_KINDS = new Set(["skip", "forget"])
 /** How many paths a list shows before "and n more". */
 const SHOWN = 50
 
+/** How many failed files are shown, each with its retry. */
+const SHOWN_FAILURES = 200
+
 export const problemCount = (status: StatusDocument): number =>
   status.failures.length + (status.heldDelete === null ? 0 : 1)
 
@@ -56,7 +59,7 @@ export const Problems = (props: { readonly status: StatusDocument }) => {
           <Empty>Every file in scope is mirrored or on its way.</Empty>
         ) : (
           <ul class="cards">
-            {status.failures.map((f) => (
+            {status.failures.slice(0, SHOWN_FAILURES).map((f) => (
               <li key={f.path} class="card failure">
                 <span class="name" title={f.path}>
                   {f.path}
@@ -76,6 +79,11 @@ export const Problems = (props: { readonly status: StatusDocument }) => {
                 )}
               </li>
             ))}
+            {status.failures.length > SHOWN_FAILURES && (
+              <li class="note">
+                and {formatCount(status.failures.length - SHOWN_FAILURES)} more (`dlsync status --json` lists them all)
+              </li>
+            )}
           </ul>
         )}
       </Section>
