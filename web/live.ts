@@ -109,50 +109,67 @@ export const useLive = (onSignedOut: () => void): LiveView => {
         void refresh()
       }, REFRESH_AFTER_MS)
     }
-    const stream = new EventSource("api/events")
-    stream.addEventListener("open", () => setConnected(true))
-    stream.addEventListener("error", () => {
-      setConnected(false)
-      // A closed stream is not retried by the browser: the session ended or the daemon refused it.
-      if (stream.readyState === EventSource.CLOSED) void refresh()
-    })
-    stream.addEventListener("history", (event) => {
-      const past = parse<{ samples: ReadonlyArray<RateSample>; events: ReadonlyArray<PageEvent> }>(event)
-      if (past === undefined) return
-      setRate(past.samples.slice(-KEPT_SAMPLES))
-      setEvents(past.events.slice(-KEPT_EVENTS))
-      // Reconnected after a gap: what changed meanwhile.
-      soon()
-    })
-    stream.addEventListener("transfers", (event) => {
-      const transfers = parse<TransfersStatus>(event)
-      if (transfers === undefined) return
-      setPushed((p) => {
-        // The last transfer ended: files landed, the document's counts changed.
-        if (transfers.active.length === 0 && (p.transfers?.active.length ?? 0) > 0) soon()
-        return { ...p, transfers }
+    let opened = 0
+    /** The stream with its listeners; one at a time. */
+    const open = (): EventSource => {
+      const stream = new EventSource("api/events")
+      stream.addEventListener("open", () => setConnected(true))
+      stream.addEventListener("error", () => {
+        setConnected(false)
+        // A closed stream is not retried by the browser: the session ended or the daemon refused it.
+        if (stream.readyState === EventSource.CLOSED) void refresh()
       })
-    })
-    stream.addEventListener("intake", (event) => {
-      const intake = parse<IntakeStatus>(event)
-      if (intake !== undefined) setPushed((p) => ({ ...p, intake }))
-    })
-    stream.addEventListener("controls", (event) => {
-      const controls = parse<ControlState>(event)
-      if (controls !== undefined) setPushed((p) => ({ ...p, controls }))
-    })
-    stream.addEventListener("rate", (event) => {
-      const sample = parse<RateSample>(event)
-      if (sample !== undefined) setRate((r) => [...r.slice(-(KEPT_SAMPLES - 1)), sample])
-    })
-    stream.addEventListener("mirror", (event) => {
-      const mirrorEvent = parse<PageEvent>(event)
-      if (mirrorEvent === undefined) return
-      setEvents((e) => [...e.slice(-(KEPT_EVENTS - 1)), mirrorEvent])
-      soon()
-    })
+      stream.addEventListener("history", (event) => {
+        const past = parse<{ samples: ReadonlyArray<RateSample>; events: ReadonlyArray<PageEvent> }>(event)
+        if (past === undefined) return
+        setRate(past.samples.slice(-KEPT_SAMPLES))
+        setEvents(past.events.slice(-KEPT_EVENTS))
+        // Reconnected after a gap (not the first stream: the document was just read): what changed meanwhile.
+        if (opened++ > 0) soon()
+      })
+      stream.addEventListener("transfers", (event) => {
+        const transfers = parse<TransfersStatus>(event)
+        if (transfers === undefined) return
+        setPushed((p) => {
+          // The last transfer ended: files landed, the document's counts changed.
+          if (transfers.active.length === 0 && (p.transfers?.active.length ?? 0) > 0) soon()
+          return { ...p, transfers }
+        })
+      })
+      stream.addEventListener("intake", (event) => {
+        const intake = parse<IntakeStatus>(event)
+        if (intake !== undefined) setPushed((p) => ({ ...p, intake }))
+      })
+      stream.addEventListener("controls", (event) => {
+        const controls = parse<ControlState>(event)
+        if (controls !== undefined) setPushed((p) => ({ ...p, controls }))
+      })
+      stream.addEventListener("rate", (event) => {
+        const sample = parse<RateSample>(event)
+        if (sample !== undefined) setRate((r) => [...r.slice(-(KEPT_SAMPLES - 1)), sample])
+      })
+      stream.addEventListener("mirror", (event) => {
+        const mirrorEvent = parse<PageEvent>(event)
+        if (mirrorEvent === undefined) return
+        setEvents((e) => [...e.slice(-(KEPT_EVENTS - 1)), mirrorEvent])
+        soon()
+      })
+      return stream
+    }
+    // A hidden tab holds no stream: a browser opens about six connections to one server
+    // (HTTP/1.1), and streams of tabs in the background would leave none for the next tab.
+    let stream: EventSource | undefined = document.hidden ? undefined : open()
+    const follow = () => {
+      if (document.hidden) {
+        stream?.close()
+        stream = undefined
+        setConnected(false)
+      } else stream ??= open()
+    }
+    document.addEventListener("visibilitychange", follow)
     return () => {
-      stream.close()
+      document.removeEventListener("visibilitychange", follow)
+      stream?.close()
       window.clearTimeout(reading.current.timer)
     }
   }, [refresh])
