@@ -16,8 +16,8 @@ import { upsert } from "../src/domain/RemoteItem.ts"
 import { cachedMirrorSummary } from "../src/engine/mirrorSummary.ts"
 import { statusDocument } from "../src/engine/statusDocument.ts"
 import { Store } from "../src/store/Store.ts"
-import { withStore } from "../test/store/helpers.ts"
 import { statusSettings } from "../test/engine/statusFixtures.ts"
+import { withStore } from "../test/store/helpers.ts"
 import { file, folder } from "../test/sync/fixtures.ts"
 
 const { values } = parseArgs({
