@@ -111,7 +111,9 @@ export const Problems = (props: { readonly status: StatusDocument }) => {
       <Listed title="Filters that select nothing" items={status.filterWarnings} />
       <Listed
         title="Recent problems"
-        items={status.recentProblems.map((p) => `${formatTime(p.at)} ${p.kind}: ${p.message}`)}
+        items={status.recentProblems.map(
+          (p) => `${formatTime(p.at)} ${p.message.startsWith(`${p.kind}:`) ? p.message : `${p.kind}: ${p.message}`}`
+        )}
       />
     </>
   )
