@@ -102,17 +102,30 @@ try {
   )
 
   const renders: Array<number> = []
+  const htmlAt: Array<number> = []
+  const statusAt: Array<number> = []
   for (let run = 0; run <= runs; run++) {
     const context = await browser.newContext()
     const page = await context.newPage()
     await page.goto(url)
     await page.getByText("Mirror size").waitFor()
     renders.push(Number(await page.evaluate("performance.now()")))
+    // Where the time went: the page's HTML and the status document received (ms from navigation).
+    const marks = await page.evaluate(
+      `[performance.getEntriesByType("navigation")[0]?.responseEnd ?? 0, performance.getEntriesByType("resource").find((e) => e.name.endsWith("/api/status"))?.responseEnd ?? 0]`
+    )
+    if (Array.isArray(marks)) {
+      htmlAt.push(Number(marks[0]))
+      statusAt.push(Number(marks[1]))
+    }
     await context.close()
   }
   const [firstRender = 0, ...later] = renders
   console.log(
     `first render of the overview: first ${ms(firstRender)}, median ${ms(median(later))} (fresh context each)`
+  )
+  console.log(
+    `  of which: HTML received at ${ms(median(htmlAt))}, the status document at ${ms(median(statusAt))} (medians)`
   )
 
   await settle(5000)
