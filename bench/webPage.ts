@@ -5,8 +5,9 @@
  *
  *   bundle       the page's script and style as served, gzipped (dist/web/assets/*.gz)
  *   /api/status  time to answer (median and range of --runs, after a first) and JSON size
- *   first render the overview in Chromium: from navigation to "Mirror size" shown
- *                (the page's own performance.now()), first and median of --runs loads
+ *   first render the overview in Chromium: from the navigation's start to the overview's
+ *                first render with the status document (the page's User Timing mark),
+ *                first and median of --runs loads, and when the HTML and the document came
  *   tabs         the daemon's RSS (/proc/<pid>/status) before and after --tabs pages hold
  *                the event stream open, each after the daemon has been idle a while
  *   stalled      a client of the event stream that stops reading (the stream alone on a
@@ -38,7 +39,9 @@ const ms = (n: number) => `${n.toFixed(1)} ms`
 const settle = (millis: number) => new Promise((r) => setTimeout(r, millis))
 
 if (!pageIsFresh()) await buildPage()
-const assets = Fs.readdirSync(Path.join(PAGE_OUT, "assets"))
+// The assets the page names (a build keeps those of the one before it, for a running daemon).
+const index = Fs.readFileSync(Path.join(PAGE_OUT, "index.html"), "utf8")
+const assets = [...index.matchAll(/"assets\/([^"]+)"/g)].map(([, name]) => `${name}.gz`)
 const gz = (ext: string) =>
   assets
     .filter((f) => f.endsWith(`${ext}.gz`))
@@ -109,11 +112,21 @@ try {
     const page = await context.newPage()
     await page.goto(url)
     await page.getByText("Mirror size").waitFor()
-    renders.push(Number(await page.evaluate("performance.now()")))
+    // The page's own mark (web/views/Overview.tsx), ms from the navigation's start.
+    renders.push(
+      Number(await page.evaluate(`performance.getEntriesByName("dlsync-overview-rendered")[0]?.startTime ?? -1`))
+    )
     // Where the time went: the page's HTML and the status document received (ms from navigation).
     const marks = await page.evaluate(
       `[performance.getEntriesByType("navigation")[0]?.responseEnd ?? 0, performance.getEntriesByType("resource").find((e) => e.name.endsWith("/api/status"))?.responseEnd ?? 0]`
     )
+    if (run === runs) {
+      console.log(
+        await page.evaluate(
+          `performance.getEntriesByType("resource").map((e) => e.name.replace(location.origin, "") + " " + Math.round(e.startTime) + "–" + Math.round(e.responseEnd)).join("; ")`
+        )
+      )
+    }
     if (Array.isArray(marks)) {
       htmlAt.push(Number(marks[0]))
       statusAt.push(Number(marks[1]))

@@ -5,7 +5,7 @@
  * newer than the document's and shown instead. Each section has the document's shape, so a
  * view reads `view.transfers` the same whichever came last.
  */
-import { useEffect, useMemo, useRef, useState } from "preact/hooks"
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks"
 import {
   ApiError,
   type ControlState,
@@ -99,7 +99,8 @@ export const useLive = (onSignedOut: () => void): LiveView => {
     return read
   }, [onSignedOut])
 
-  useEffect(() => {
+  // Right after the first render, not after the next frame (useEffect's wait: up to 100 ms).
+  useLayoutEffect(() => {
     void refresh()
     const soon = () => {
       const state = reading.current

@@ -5,7 +5,7 @@
  * /metrics and the effective configuration, and one message region for what actions did.
  */
 import { render } from "preact"
-import { useCallback, useEffect, useState } from "preact/hooks"
+import { useCallback, useEffect, useLayoutEffect, useState } from "preact/hooks"
 import { ApiError, getSession, login, type SessionView, send } from "./api.ts"
 import { useLive } from "./live.ts"
 import { ActionButton, type Actions, ActionsContext } from "./ui.tsx"
@@ -40,7 +40,8 @@ const App = () => {
       setFailure(cause instanceof Error ? cause.message : String(cause))
     )
   }, [])
-  useEffect(ask, [ask])
+  // Right after the render, not after the next frame (useEffect's wait: up to 100 ms).
+  useLayoutEffect(ask, [ask])
   if (failure !== null) return <p role="alert">dlsync did not answer: {failure}</p>
   if (session === null) return <p aria-busy="true">Loading…</p>
   if (!session.signedIn) return <Login onSignedIn={setSession} />
