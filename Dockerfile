@@ -29,13 +29,15 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && find node_modules/better-sqlite3/prebuilds -type f ! -name "linuxmusl-$(node -p process.arch).node" -delete \
     && node -e "require('better-sqlite3')(':memory:').prepare('select 1').get()"
 
-# --- bundle: the dev dependencies (esbuild) only build dist/ (dlsync.mjs and its chunks); none of them ships.
+# --- bundle: the dev dependencies (esbuild, preact) only build dist/ (dlsync.mjs and its chunks, the web
+# page in dist/web); none of them ships.
 FROM node:${NODE_VERSION}-alpine${ALPINE_VERSION} AS bundle
 WORKDIR /opt/dlsync
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY src ./src
 COPY scripts ./scripts
+COPY web ./web
 RUN node scripts/build.ts
 
 # --- runtime

@@ -1,8 +1,9 @@
 /**
  * `npm run build` (also run by `npm ci` and `npm install`, through `prepare`): bundles the
- * CLI into `dist/`: the entry `dist/dlsync.mjs`, which `bin/dlsync.js` runs whenever it is
- * newer than every source (see `freshBundleTime` there; otherwise the launcher runs the
- * sources directly), and the chunks it imports, `dist/chunks/*.mjs`.
+ * web page into `dist/web/` (scripts/buildPage.ts) and the CLI into `dist/`: the entry
+ * `dist/dlsync.mjs`, which `bin/dlsync.js` runs whenever it is newer than every source (see
+ * `freshBundleTime` there; otherwise the launcher runs the sources directly), and the
+ * chunks it imports, `dist/chunks/*.mjs`.
  *
  * Why a bundle: memory. Running the ~170 type-stripped sources loads Node's TypeScript
  * stripper (≈ 17 MB) and every module of Effect, HTTP client and server included, as
@@ -23,6 +24,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { type BuildOptions, build } from "esbuild"
+import { buildPage } from "./buildPage.ts"
 import { lazySegmenter } from "./lazySegmenter.ts"
 import { namespaceImports } from "./namespaceImports.ts"
 
@@ -136,4 +138,6 @@ if (import.meta.main) {
     }
   })
   await install(values.entry, values.out)
+  // The web page the daemon serves (scripts/buildPage.ts), beside the default bundle.
+  if (Path.resolve(values.out) === Path.join(root, "dist", "dlsync.mjs")) await buildPage()
 }

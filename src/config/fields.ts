@@ -17,6 +17,7 @@ import { cleanupFields } from "./cleanupSettings.ts"
 import { defaulted, defaultedBy, defaultedSection, NonEmpty, optional, orNull } from "./keySchemas.ts"
 import { PathMapSetting } from "./pathMapSetting.ts"
 import { postersFields } from "./postersSettings.ts"
+import { PasswordHashText } from "./serverSettings.ts"
 import { BandwidthSchedule, HumanMillis, HumanRate, HumanSize } from "./units.ts"
 import { PublicHttpsUrl, WebhookSecrets } from "./webhooksSettings.ts"
 
@@ -131,7 +132,11 @@ export const sections = {
     /** The health/metrics/status endpoint's address, or "off". */
     listen: field(defaulted(ListenSettingFromString, DEFAULT_LISTEN_ADDRESS), "string"),
     /** Host names, besides the listen address and loopback, the endpoint answers to (DNS rebinding guard). */
-    allowed_hosts: field(defaulted(Names, []), "list")
+    allowed_hosts: field(defaulted(Names, []), "list"),
+    /** The web page's password beyond loopback, in a file of its own (serverSettings.ts). */
+    password_file: field(optional(NonEmpty), "string"),
+    /** …or its scrypt hash (server/passwordHash.ts); neither: generated at the first start. */
+    password_hash: field(optional(Schema.RedactedFromValue(PasswordHashText)), "string", true)
   },
   /** Per-file progress in app state and the device record (OAuth only). */
   app_state: {

@@ -27,6 +27,7 @@ import { ConfigSchema, type DecodedConfig } from "./fields.ts"
 import { type QbittorrentSettings, qbittorrentSettings } from "./qbittorrentSettings.ts"
 import { type SabnzbdSettings, sabnzbdSettings } from "./sabnzbdSettings.ts"
 import { readSecretFile } from "./secretFile.ts"
+import { type ServerSettings, serverSettings } from "./serverSettings.ts"
 import { settingProblems } from "./settingProblems.ts"
 import type { WebhooksSettings } from "./webhooksSettings.ts"
 import { webhooksSettings } from "./webhooksSettings.ts"
@@ -41,7 +42,7 @@ export { defaultConfigPaths, envName } from "./configSources.ts"
  * Paths are absolute.
  */
 export interface AppConfig
-  extends Pick<DecodedConfig, "sync" | "transfers" | "categories" | "log" | "server" | "app_state" | "posters">,
+  extends Pick<DecodedConfig, "sync" | "transfers" | "categories" | "log" | "app_state" | "posters">,
     AfterLandingSettings,
     ArrSettings {
   /** The file it was read from, if any (configuration may come from the environment alone). */
@@ -56,6 +57,8 @@ export interface AppConfig
   }
   /** The state directory is `mirror.state_dir`, else systemd's or XDG's (`defaultStateDir`). */
   readonly mirror: Omit<DecodedConfig["mirror"], "state_dir"> & { readonly state_dir: string }
+  /** The daemon's HTTP endpoint and the web page's password (serverSettings.ts). */
+  readonly server: ServerSettings
   /** The qBittorrent-compatible API for the *arr apps; null = off. */
   readonly qbittorrent: QbittorrentSettings | null
   /** The SABnzbd-compatible API (sabnzbdSettings.ts). */
@@ -142,7 +145,7 @@ export const loadConfig = Effect.fn("loadConfig")(function* (options: {
     transfers: raw.transfers,
     categories: raw.categories,
     log: raw.log,
-    server: raw.server,
+    server: yield* serverSettings(raw.server, readSecret, problem),
     app_state: raw.app_state,
     qbittorrent: yield* qbittorrentSettings(raw.qbittorrent, readSecret, problem),
     sabnzbd,

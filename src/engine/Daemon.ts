@@ -12,6 +12,7 @@
  *                                   ▼
  *            wait ─┬─ poll interval (jittered)
  *                  ├─ SIGHUP / SIGUSR1 (poll now)
+ *                  ├─ the owner's request (DaemonRequests, the web page: as a signal)
  *                  ├─ a verified webhook delivery (PollRequests: poll now, the feed decides)
  *                  ├─ the intake: a release's files are known (IntakeRunner)
  *                  └─ a change under the root (fs/watchFolder.ts, settled 2 s)
@@ -73,6 +74,7 @@ import {
   listingCostOf
 } from "../sync/listingCadence.ts"
 import type { LocalOpError, RootUnavailable } from "../sync/localOps.ts"
+import { DaemonRequests } from "./DaemonRequests.ts"
 import { type PollOutcome, runDaemonLoop, type Wake } from "./daemonLoop.ts"
 import { filesByState, observeTransfers } from "./daemonMetrics.ts"
 import { initialDaemonState, owesReconcile, reconcileEnded, reconcileStarting } from "./daemonState.ts"
@@ -92,6 +94,7 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
   const metrics = yield* Metrics
   const store = yield* Store
   const cleanup = yield* RemoteCleanup
+  const requests = yield* DaemonRequests
 
   yield* Effect.acquireRelease(readiness.setStoreOpen(true), () => readiness.setStoreOpen(false))
   yield* observeTransfers
@@ -206,7 +209,9 @@ export const runDaemon = Effect.fn("Daemon.run")(function* () {
     yield* wakes.settleLocalChanges
     yield* Ref.update(state, (s) => reconcileStarting(s, started))
     // The daemon's transfer queue waits for room; a queue that did not is retried at a later poll.
-    const report = yield* pass.reconcile({ allowBigDelete: false }).pipe(
+    // A held deletion goes ahead only when the owner confirmed it (DaemonControl), once.
+    const allowBigDelete = yield* requests.takeDeletionAllowance
+    const report = yield* pass.reconcile({ allowBigDelete }).pipe(
       Effect.catchTag("NotEnoughSpace", (error) => Effect.as(Effect.logWarning(error.message), null)),
       Effect.catchDefect(whenStateDiskFull(null))
     )

@@ -42,6 +42,7 @@ import { mapTree, unmatchedFilters } from "../sync/tree.ts"
 import type { NotEnoughSpace } from "../transfer/NotEnoughSpace.ts"
 import { EngineSettings } from "./EngineSettings.ts"
 import { type CatchUpOptions, type CatchUpResult, RemoteSync } from "./RemoteSync.ts"
+import { PASS_EVENT } from "./statusDocument.ts"
 import { TransferDownloads } from "./TransferDownloads.ts"
 
 /** One item the pass could not bring in line, with its reason. */
@@ -239,7 +240,7 @@ export class MirrorPass extends Context.Service<
         yield* store.passFailures.replace(failures)
         yield* store.events.append({
           level: failures.length > 0 || held !== null ? "warn" : "info",
-          kind: "pass",
+          kind: PASS_EVENT,
           message: describeReport(report),
           path: null,
           remoteId: null

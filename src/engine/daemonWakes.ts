@@ -1,6 +1,7 @@
 /**
  * What wakes the daemon besides its poll timer, as one queue of Wake values: a poll signal
- * (SIGHUP, SIGUSR1), a verified webhook delivery (PollRequests), a change under the root
+ * (SIGHUP, SIGUSR1) or the owner's request from the web page (DaemonRequests), both as
+ * "signal"; a verified webhook delivery (PollRequests); a change under the root
  * (fs/watchFolder.ts, settled SETTLE_MS). A change under the root is also marked until the
  * next reconcile starts, so it is owed even when its wake was dropped from the full queue.
  *
@@ -12,6 +13,7 @@ import { Effect, Queue, Ref, type Scope } from "effect"
 import { PollRequests } from "../events/PollRequests.ts"
 import { watchFolder } from "../fs/watchFolder.ts"
 import { DLSYNC_DIR } from "../sync/tree.ts"
+import { DaemonRequests } from "./DaemonRequests.ts"
 import type { Wake } from "./daemonLoop.ts"
 
 /** Signals that make the daemon poll at once. */
@@ -35,7 +37,7 @@ export interface DaemonWakes {
 
 export const daemonWakes = Effect.fnUntraced(function* (
   root: string
-): Effect.fn.Return<DaemonWakes, never, PollRequests | Scope.Scope> {
+): Effect.fn.Return<DaemonWakes, never, PollRequests | DaemonRequests | Scope.Scope> {
   const queue = yield* Queue.sliding<Wake>(WAKE_CAPACITY)
   const changed = yield* Ref.make(false)
 
@@ -53,6 +55,8 @@ export const daemonWakes = Effect.fnUntraced(function* (
 
   const requests = yield* PollRequests
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(requests.next, Queue.offer(queue, "webhook"))))
+  const asked = yield* DaemonRequests
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(asked.next, Queue.offer(queue, "signal"))))
 
   const rootWatch = yield* watchFolder({
     folder: root,

@@ -1,7 +1,9 @@
 /**
- * The status document (`dlsync status --json`, later `/api/status`): read from the store
- * alone, so it tells the truth after a restart and while another dlsync runs.
+ * The status document (`dlsync status --json`, `/api/status`, every number of the web page):
+ * read from the store alone, so it tells the truth after a restart and while another dlsync
+ * runs; the daemon's status server adds what only it knows (`daemon`).
  */
+import * as Fs from "node:fs"
 import { DateTime, Effect } from "effect"
 import { formatDuration } from "../config/units.ts"
 import { type IntakeStatus, intakeStatus, renderIntake } from "../intake/intakeStatus.ts"
@@ -10,10 +12,10 @@ import { liveLockHolder } from "../store/instanceLock.ts"
 import type { IntakeTables } from "../store/intakeTables.ts"
 import type { PassFailure, Store } from "../store/Store.ts"
 import { fullListingInterval, LISTING_REQUESTS_PER_HOUR, listingCostOf } from "../sync/listingCadence.ts"
-import { planConfigOf } from "../sync/planConfig.ts"
-import { mapTree, unmatchedFilters } from "../sync/tree.ts"
 import { formatBytes } from "../transfer/progressFormat.ts"
+import type { ControlState } from "./DaemonControl.ts"
 import type { EngineSettingsShape } from "./EngineSettings.ts"
+import { type MirrorSummary, mirrorSummary } from "./mirrorSummary.ts"
 import { renderTransfers, type TransfersStatus, transfersStatus } from "./transfersStatus.ts"
 
 export interface StatusDocument {
@@ -35,7 +37,19 @@ export interface StatusDocument {
   readonly intake: IntakeStatus
   readonly cursor: { readonly present: boolean; readonly ageSeconds: number | null }
   readonly lastPollAt: string | null
-  readonly failures: ReadonlyArray<{ readonly path: string; readonly attempts: number; readonly reason: string }>
+  /** The daemon's poll interval: the next poll is due about this long after the last (±10 %), or sooner. */
+  readonly pollIntervalSeconds: number
+  /** When the last pass ended, and the last one that left the mirror in line (no failure, nothing held). */
+  readonly passes: { readonly lastAt: string | null; readonly lastSuccessAt: string | null }
+  /** Free space on the mirror root's file system; null when it cannot be read. */
+  readonly disk: { readonly freeBytes: number | null }
+  /** What the last pass left unmirrored; `remoteId` names the remote item, when there is one (a retry names it). */
+  readonly failures: ReadonlyArray<{
+    readonly path: string
+    readonly remoteId: string | null
+    readonly attempts: number
+    readonly reason: string
+  }>
   readonly locked: ReadonlyArray<string>
   readonly heldDelete: { readonly count: number; readonly since: string; readonly paths: ReadonlyArray<string> } | null
   readonly locallyDeleted: ReadonlyArray<string>
@@ -44,6 +58,14 @@ export interface StatusDocument {
   /** Filters that select nothing in the last complete listing (a likely typo). */
   readonly filterWarnings: ReadonlyArray<string>
   readonly recentProblems: ReadonlyArray<{ readonly at: string; readonly kind: string; readonly message: string }>
+  /** The event log's newest entries (RECENT_EVENTS, newest last), folder creations left out: what the mirror did. */
+  readonly recentEvents: ReadonlyArray<{
+    readonly at: string
+    readonly level: string
+    readonly kind: string
+    readonly path: string | null
+    readonly message: string
+  }>
   /** App-state entries not yet written to the service (OAuth): the next run or the daemon writes them. */
   readonly appState: { readonly queued: number }
   /**
@@ -53,7 +75,22 @@ export interface StatusDocument {
   readonly remoteDeletionsNoticedWithinSeconds: number | null
   /** "login required" from the moment the daemon's sign-in was refused until it works again. */
   readonly signIn: { readonly state: "ok" | "login required"; readonly since: string | null }
+  /** What only the running daemon knows, in its `/api/status`; null from `dlsync status`. */
+  readonly daemon: DaemonStatus | null
 }
+
+/** The daemon's own state: the owner's controls in force and the account it is signed in to. */
+export interface DaemonStatus {
+  readonly controls: ControlState
+  /** The account the daemon is signed in to, once the service said; null before. */
+  readonly account: { readonly name: string; readonly email: string } | null
+}
+
+/** The event a reconcile records when it ends (MirrorPass). */
+export const PASS_EVENT = "pass"
+
+/** How many of the event log's newest entries the document lists. */
+export const RECENT_EVENTS = 100
 
 /** Event kinds the daemon records when its sign-in is refused, and when it works again. */
 export const LOGIN_REQUIRED_EVENT = "login_required"
@@ -73,15 +110,22 @@ export const recordSignInEvent = (store: Store["Service"], state: StatusDocument
         }
   )
 
+export interface StatusOptions {
+  /** The mirror's summary; default: walked now (the daemon passes `cachedMirrorSummary`). */
+  readonly summary?: Effect.Effect<MirrorSummary>
+  /** What only the running daemon knows (its status server); null elsewhere. */
+  readonly daemon?: Effect.Effect<DaemonStatus>
+}
+
 export const statusDocument = Effect.fnUntraced(function* (
   store: Store["Service"],
   settings: EngineSettingsShape,
   /** The intake queue's records; without them the section is empty. */
-  intakes?: IntakeTables["Service"]
+  intakes?: IntakeTables["Service"],
+  options: StatusOptions = {}
 ) {
+  const summary = yield* options.summary ?? mirrorSummary(store, settings)
   const feed = yield* store.feed.state
-  const remote = yield* store.remote.all
-  const entries = yield* store.local.all
   const markers = yield* store.local.locallyDeleted
   const held = yield* store.held.list
   const passFailures = yield* store.passFailures.list
@@ -97,48 +141,16 @@ export const statusDocument = Effect.fnUntraced(function* (
   const appStateQueued = yield* store.appStateQueued
   const holderPid = yield* Effect.sync(() => liveLockHolder(settings.stateDir))
   const now = DateTime.toEpochMillis(yield* DateTime.now)
+  const daemon = options.daemon === undefined ? null : yield* options.daemon
 
-  const byState: Record<string, number> = { synced: 0, pending: 0, failed: 0 }
-  let mirrored = 0
-  const syncedSize = new Map<string, number>()
-  for (const e of entries) {
-    byState[e.state] = (byState[e.state] ?? 0) + 1
-    if (e.type === "file" && e.state === "synced" && e.written !== null) {
-      mirrored += e.written.size
-      syncedSize.set(e.remoteId, e.remote.size)
-    }
-  }
-  const deletedIds = new Set(markers.map((m) => m.remoteId))
-  // The names (and so which are shortened) depend on whether the root ignores case, as the
-  // last pass found it; a shortened item is shown at the path its entry records.
-  const config = planConfigOf(settings.mirror, (yield* store.mirrorRoot.caseInsensitive) ?? false)
-  const tree = mapTree(remote, config)
-  const filterWarnings = feed.listingComplete ? unmatchedFilters(tree, config) : []
-  let pending = 0
-  const locked: Array<string> = []
-  const shortened: Array<StatusDocument["shortened"][number]> = []
-  const entryPaths = new Map(entries.map((e) => [e.remoteId, e.path]))
-  for (const placed of tree.placed) {
-    const item = placed.item
-    if (placed.shortened && placed.filtered === null) {
-      shortened.push({ path: entryPaths.get(item.id) ?? placed.path, remoteId: item.id, name: item.name })
-    }
-    if (placed.filtered !== null || item.type !== "file" || deletedIds.has(item.id)) continue
-    if (item.locked) locked.push(placed.path)
-    else if (syncedSize.get(item.id) !== item.size) pending += item.size
-  }
   const document: StatusDocument = {
     root: settings.root,
     stateDir: settings.stateDir,
     mode: { name: feed.params.mode, reason: feed.modeReason },
     listing: { complete: feed.listingComplete, generation: feed.generation, rebuild: feed.rebuild },
-    remote: {
-      items: remote.length,
-      files: remote.filter((i) => i.type === "file").length,
-      folders: remote.filter((i) => i.type === "folder").length
-    },
-    entries: byState,
-    bytes: { mirrored, pending },
+    remote: summary.remote,
+    entries: summary.entries,
+    bytes: summary.bytes,
     transfers: transfersStatus(published, holderPid, now),
     intake: intakeStatus(releases),
     cursor: {
@@ -146,21 +158,32 @@ export const statusDocument = Effect.fnUntraced(function* (
       ageSeconds: feed.cursorUpdatedAt === null ? null : Math.round((now - Date.parse(feed.cursorUpdatedAt)) / 1000)
     },
     lastPollAt: feed.lastPollAt,
-    failures: failuresOf(entries, passFailures),
-    locked,
+    pollIntervalSeconds: Math.round(settings.pollInterval / 1000),
+    passes: {
+      lastAt: events.findLast((e) => e.kind === PASS_EVENT)?.at ?? null,
+      lastSuccessAt: events.findLast((e) => e.kind === PASS_EVENT && e.level === "info")?.at ?? null
+    },
+    disk: { freeBytes: yield* freeBytesOf(settings.root) },
+    failures: failuresOf(summary.failedEntries, passFailures),
+    locked: summary.locked,
     heldDelete:
       held.length === 0 ? null : { count: held.length, since: held[0]?.heldAt ?? "", paths: held.map((h) => h.path) },
     locallyDeleted: markers.map((m) => m.path),
-    shortened,
-    filterWarnings,
+    shortened: summary.shortened,
+    filterWarnings: summary.filterWarnings,
     recentProblems: events
       .filter((e) => e.level !== "info")
       .slice(-20)
       .map((e) => ({ at: e.at, kind: e.kind, message: e.path === null ? e.message : `${e.path}: ${e.message}` })),
+    recentEvents: events
+      .filter((e) => e.kind !== "mkdir")
+      .slice(-RECENT_EVENTS)
+      .map((e) => ({ at: e.at, level: e.level, kind: e.kind, path: e.path, message: e.message })),
     appState: { queued: appStateQueued },
     remoteDeletionsNoticedWithinSeconds:
-      feed.params.mode === "listing" ? deletionLatencySeconds(remote.length, settings) : null,
-    signIn: signInState(events)
+      feed.params.mode === "listing" ? deletionLatencySeconds(summary.remote.items, settings) : null,
+    signIn: signInState(events),
+    daemon
   }
   return document
 })
@@ -241,21 +264,13 @@ const deletionLatencySeconds = (items: number, settings: EngineSettingsShape): n
  * blocked parents, failed local operations): what `run --once` listed, one row per path.
  */
 const failuresOf = (
-  entries: ReadonlyArray<{
-    readonly path: string
-    readonly state: string
-    readonly attempts: number
-    readonly lastError: string | null
-  }>,
+  failed: MirrorSummary["failedEntries"],
   passFailures: ReadonlyArray<PassFailure>
 ): StatusDocument["failures"] => {
-  const failed = entries
-    .filter((e) => e.state === "failed")
-    .map((e) => ({ path: e.path, attempts: e.attempts, reason: e.lastError ?? "unknown" }))
   const listed = new Set(failed.map((f) => f.path))
   const others = passFailures
     .filter((f) => !listed.has(f.path))
-    .map((f) => ({ path: f.path, attempts: 1, reason: f.reason }))
+    .map((f) => ({ path: f.path, remoteId: f.remoteId, attempts: 1, reason: f.reason }))
   return [...failed, ...others]
 }
 
@@ -268,3 +283,12 @@ export const signInState = (
     ? { state: "login required", since: last.at }
     : { state: "ok", since: null }
 }
+
+/** Free bytes of the file system holding `root` (statfs, off the event loop); null when unreadable. */
+const freeBytesOf = (root: string): Effect.Effect<number | null> =>
+  Effect.promise(() =>
+    Fs.promises.statfs(root).then(
+      (s) => s.bavail * s.bsize,
+      () => null
+    )
+  )

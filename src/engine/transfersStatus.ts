@@ -25,6 +25,8 @@ export interface ActiveTransfer {
    * and opens more while its rate grows with them (up to transfers.max_connections per host).
    */
   readonly connections: number
+  /** Its failed attempts so far (0: none). */
+  readonly attempts: number
   /** Waiting for the service's rate limit until then (ISO 8601); absent when not waiting. */
   readonly rateLimitedUntil?: string
 }
@@ -78,6 +80,7 @@ export const transfersStatus = (
       bytesPerSecond: f.bytesPerSecond,
       etaSeconds: eta(f.size - f.bytes, f.bytesPerSecond),
       connections: f.connections ?? 0,
+      attempts: f.attempts ?? 0,
       ...(f.rateLimitedUntil === undefined ? {} : { rateLimitedUntil: f.rateLimitedUntil })
     })
   )

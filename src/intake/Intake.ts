@@ -15,8 +15,9 @@
  * - An item is `completed` only when every file of its service download is verified on local
  *   disk under `contentPath`; before that no temporary file is visible under `savePath`.
  *   Once complete, `contentPath` does not move until the release is removed.
- * - Each surface sees and acts on its own releases (`via`) and categories; `dlsync add` and
- *   the blackhole add releases no API surface lists (the status page shows every one).
+ * - Each surface sees and acts on its own releases (`via`) and categories; `dlsync add`, the
+ *   blackhole and the web page add releases no API surface lists (the web page and `status`
+ *   show every one, and the web page, its owner's, acts on every one).
  * - Nothing here fails a surface's request for a service outage: the item waits (`queued`,
  *   with its reason and the time it expects to go).
  */
@@ -32,7 +33,7 @@ export type IntakeSource =
   | { readonly _tag: "Url"; readonly url: string }
 
 /** Who adds and lists releases; each API surface sees only its own. */
-export type IntakeSurface = "qbittorrent" | "sabnzbd" | "blackhole" | "cli"
+export type IntakeSurface = "qbittorrent" | "sabnzbd" | "blackhole" | "cli" | "web"
 
 export interface AddOptions {
   /** The category (a folder under the mirror root); empty = none. */

@@ -28,6 +28,8 @@ export interface IntakeStatusItem {
   readonly etaSeconds: number | null
   /** The release's path on local disk (its file, or its folder). */
   readonly contentPath: string
+  /** A selection stage waiting for the user's choice (`Intake.choose`); null otherwise. */
+  readonly selection: IntakeItem["selection"]
 }
 
 export interface IntakeStatus {
@@ -53,7 +55,8 @@ export const intakeStatus = (releases: ReadonlyArray<IntakeItem>): IntakeStatus 
       remaining: item.remaining,
       rate: item.rate,
       etaSeconds: item.etaSeconds,
-      contentPath: item.contentPath
+      contentPath: item.contentPath,
+      selection: item.selection
     }
   })
   return { counts, items }

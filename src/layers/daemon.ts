@@ -4,7 +4,8 @@
  *
  *   Metrics · Readiness · SdNotify (watchdog pings) · PollRequests
  *     └─► engineLayer: instance lock ─► store ─► engine   (API requests observed by Metrics)
- *           └─► HealthServer on server.listen (StatusSource = the `status --json` document)
+ *           └─► HealthServer on server.listen (StatusSource = the `status --json` document),
+ *               with the web page and its API (src/web/: DaemonControl, the intake, EventStream)
  *               WebhookReceiver on webhooks.listen (verified deliveries → PollRequests)
  *               the intake's ways in (qBittorrent and SABnzbd APIs, blackhole folder) and
  *               the *arr apps' failure reports, on one intake queue
@@ -19,9 +20,14 @@ import { ApiObserver } from "../api/ApiHttp.ts"
 import { RunKind } from "../appstate/mirrorAppState.ts"
 import { configuredApps } from "../arr/ArrApp.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
+import { DaemonControl } from "../engine/DaemonControl.ts"
+import { DaemonRequests } from "../engine/DaemonRequests.ts"
 import { settingsFrom } from "../engine/EngineSettings.ts"
+import { cachedMirrorSummary } from "../engine/mirrorSummary.ts"
+import { SignedInAccount } from "../engine/SignedInAccount.ts"
 import { statusDocument } from "../engine/statusDocument.ts"
 import { PollRequests } from "../events/PollRequests.ts"
+import type { Intake } from "../intake/Intake.ts"
 import { intakeLayer } from "../intake/IntakeLive.ts"
 import { HealthServer } from "../server/HealthServer.ts"
 import { Metrics } from "../server/Metrics.ts"
@@ -30,6 +36,8 @@ import { StatusSource } from "../server/StatusSource.ts"
 import { SdNotify } from "../service/SdNotify.ts"
 import { IntakeTables } from "../store/intakeTables.ts"
 import { Store } from "../store/Store.ts"
+import { EventStream } from "../web/EventStream.ts"
+import { webPageLayer } from "../web/WebPage.ts"
 import { engineLayer } from "./engine.ts"
 
 /** The readiness check allows this much time since the last successful poll, at least. */
@@ -46,15 +54,42 @@ export const daemonLayer = (config: AppConfig) => {
       Effect.succeed({ request: metrics.apiRequest, retry: metrics.retry, rateLimitWait: metrics.rateLimitWait })
     )
   )
+  // The `status --json` document, its mirror summary kept until the store changes, with what
+  // only the daemon knows (the owner's controls, the account).
   const status = Layer.effect(
     StatusSource,
     Effect.gen(function* () {
-      const document = statusDocument(yield* Store, settingsFrom(config), yield* IntakeTables)
+      const store = yield* Store
+      const settings = settingsFrom(config)
+      const control = yield* DaemonControl
+      const account = yield* SignedInAccount
+      const document = statusDocument(store, settings, yield* IntakeTables, {
+        summary: cachedMirrorSummary(store, settings),
+        daemon: Effect.all({ controls: control.state, account: account.current })
+      })
       return StatusSource.of({ document })
     })
   )
-  const server = HealthServer.layer({ listen: config.server.listen, allowedHosts: config.server.allowed_hosts }).pipe(
-    Layer.provide(status)
+  // The intake, one for every surface and the web page.
+  const intake = intakeLayer(config)
+  // The web page and its API on the status server (src/web/), with the owner's controls.
+  const listen = config.server.listen
+  const server = Layer.unwrap(
+    Effect.gen(function* () {
+      const context = yield* Effect.context<DaemonControl | Intake | EventStream>()
+      return HealthServer.layer({
+        listen,
+        allowedHosts: config.server.allowed_hosts,
+        ...(listen === "off"
+          ? {}
+          : { page: webPageLayer(config, listen).pipe(Layer.provide(Layer.succeedContext(context))) })
+      })
+    })
+  ).pipe(
+    Layer.provide(status),
+    Layer.provide(EventStream.layer),
+    Layer.provide(Layer.merge(DaemonControl.layer, SignedInAccount.layer)),
+    Layer.provide(intake)
   )
   const webhooks = whenOn(
     config.webhooks.listen !== "off",
@@ -88,7 +123,7 @@ export const daemonLayer = (config: AppConfig) => {
       () => import("../arr/arrLayer.ts"),
       ({ arrLayer }) => arrLayer(config)
     )
-  ).pipe(Layer.provide(intakeLayer(config)))
+  ).pipe(Layer.provide(intake))
   return Layer.mergeAll(server, webhooks, intakeSurfaces).pipe(
     Layer.provideMerge(
       engineLayer(config, { waitForLogin: true }, { waitForSpace: true }).pipe(
@@ -100,7 +135,8 @@ export const daemonLayer = (config: AppConfig) => {
         Metrics.layer,
         Readiness.layer({ feedMaxAge: feedMaxAge(config) }),
         SdNotify.layer,
-        PollRequests.layer
+        PollRequests.layer,
+        DaemonRequests.layer
       )
     )
   )

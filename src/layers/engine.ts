@@ -8,6 +8,7 @@
  *   AuthStatus + ApiClient + Database ─► app state (appstate/mirrorAppState.ts: writer,
  *                       outbox, device record) ─► FileProgress ─► TransferDownloads, MirrorPass
  *   ProgressTracker + Store ─► liveTransfersPublisher (the transfers under way, for `status`)
+ *   TransferPause (the queue pausable) · RuntimeBandwidth (a limit set now): the web page's controls
  *   MirrorEvents (events/) ─► media refresh · hooks · notifications, each when configured
  *
  * `engineLayer` adds the instance lock (one dlsync per state dir), taken before the
@@ -15,6 +16,7 @@
  * on it.
  */
 import { Effect, Layer } from "effect"
+import type { ApiClient } from "../api/ApiClient.ts"
 import type { ApiError } from "../api/ApiError.ts"
 import { ApiObserver } from "../api/ApiHttp.ts"
 import type { AppStateWriter } from "../appstate/AppStateWriter.ts"
@@ -23,11 +25,13 @@ import type { LoginRequired, TokenStoreError } from "../auth/AuthError.ts"
 import { type RemoteCleanup, remoteCleanupLayer } from "../cleanup/RemoteCleanup.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { EngineSettings } from "../engine/EngineSettings.ts"
-import { liveTransfersPublisher } from "../engine/liveTransfersPublisher.ts"
+import { type LiveTransfersFeed, liveTransfersPublisher } from "../engine/liveTransfersPublisher.ts"
 import { MirrorPass } from "../engine/MirrorPass.ts"
 import { RemoteSync } from "../engine/RemoteSync.ts"
+import { type RuntimeBandwidth, runtimeBandwidthLayer } from "../engine/runtimeBandwidth.ts"
 import { TransferDownloads } from "../engine/TransferDownloads.ts"
 import { transferLinksLayer } from "../engine/transferLinksLayer.ts"
+import { pausableTransferQueue, type TransferPause } from "../engine/transferPause.ts"
 import { MirrorEvents } from "../events/MirrorEvents.ts"
 import { hooksLayer } from "../hooks/Hooks.ts"
 import { IntakeRunner } from "../intake/IntakeRunner.ts"
@@ -41,7 +45,6 @@ import { IntakeTables } from "../store/intakeTables.ts"
 import type { Store } from "../store/Store.ts"
 import type { StateDiskFull } from "../store/StoreError.ts"
 import { LocalOps } from "../sync/localOps.ts"
-import { Bandwidth } from "../transfer/Bandwidth.ts"
 import { ProgressTracker } from "../transfer/ProgressTracker.ts"
 import { TransferEngine } from "../transfer/TransferEngine.ts"
 import { TransferFs } from "../transfer/TransferFs.ts"
@@ -80,7 +83,11 @@ export const engineLayer = (
   | IntakeTables
   | IntakeRunner
   | MirrorEvents
-  | RemoteCleanup,
+  | RemoteCleanup
+  | TransferPause
+  | RuntimeBandwidth
+  | LiveTransfersFeed
+  | ApiClient,
   EngineBuildError | InstanceLocked,
   ApiObserver | RunKind
 > => {
@@ -93,11 +100,13 @@ export const engineLayer = (
       return TransferEngine.layer(once ? { ...options, maxRateLimitWaitMs: ONCE_MAX_RATE_LIMIT_WAIT_MS } : options)
     })
   )
-  const transfers = TransferQueue.layer(options).pipe(
+  // The queue pausable and the bandwidth limit settable while the daemon runs (the web page).
+  const transfers = pausableTransferQueue.pipe(
+    Layer.provide(TransferQueue.layer(options)),
     Layer.provide(transferEngine),
     Layer.provide(transferLinksLayer),
     Layer.provide(TransferJournal.layerDatabase),
-    Layer.provide(Bandwidth.layer(options)),
+    Layer.provideMerge(runtimeBandwidthLayer(options)),
     Layer.provideMerge(TransferFs.layer),
     Layer.provideMerge(ProgressTracker.layer)
   )
@@ -118,7 +127,7 @@ export const engineLayer = (
     // The mirror root enters once, with the settings: local operations and transfers take it from there.
     Layer.provideMerge(Layer.unwrap(EngineSettings.use((settings) => Effect.succeed(LocalOps.layer(settings.root))))),
     Layer.provideMerge(EngineSettings.layer(config)),
-    Layer.provide(api),
+    Layer.provideMerge(api),
     Layer.provideMerge(IntakeTables.layer),
     Layer.provideMerge(storeLayer(config))
   )

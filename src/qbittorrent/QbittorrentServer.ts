@@ -25,6 +25,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { QbittorrentSettings } from "../config/qbittorrentSettings.ts"
 import { Intake, type IntakeSource } from "../intake/Intake.ts"
+import { isCrossSite } from "../server/crossSite.ts"
 import { type HealthServerError, serveLocally } from "../server/LocalServer.ts"
 import { CLOSE_CONNECTION } from "../server/requestBody.ts"
 import { type Endpoint, makeEndpoints, text } from "./endpoints.ts"
@@ -166,21 +167,6 @@ const answer = Effect.fnUntraced(function* (
   const form = yield* Effect.result(readForm(request, CALL_LIMITS))
   return form._tag === "Failure" ? formProblem(form.failure) : yield* endpoint.run(form.success)
 })
-
-/**
- * Whether a browser sent this from a page of another origin, as qBittorrent decides it: by
- * the Origin (its host and port against the Host), else the Referer, else Sec-Fetch-Site
- * (only same-origin and none are this server's own); with none of them (the apps, curl) no.
- */
-const isCrossSite = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  const { origin, referer, host } = request.headers
-  const source = origin ?? referer
-  if (source === undefined) {
-    const site = request.headers["sec-fetch-site"]?.toLowerCase()
-    return site !== undefined && site !== "same-origin" && site !== "none"
-  }
-  return !URL.canParse(source) || new URL(source).host.toLowerCase() !== (host ?? "").toLowerCase()
-}
 
 const formProblem = (problem: FormProblem) => {
   const answer = text(problem.status, `${problem.problem}\n`)

@@ -13,25 +13,21 @@
  *   one failure, whatever it carries.
  * - Every failed sign-in is logged with its address, the user name and how it came (form,
  *   Basic, Bearer); never a password.
- * Credentials are compared in constant time. Time is the Effect Clock.
+ * Credentials are compared in constant time. Time is the Effect Clock. The bans and the
+ * session table are the ones every local server shares (server/signInBans.ts, sessionTable.ts).
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { createHash } from "node:crypto"
 import { Clock, Effect, Redacted } from "effect"
+import { makeSessionTable } from "../server/sessionTable.ts"
+import { BAN_SECONDS, MAX_FAILED_LOGINS, makeSignInBans, sameText } from "../server/signInBans.ts"
 
-/** Failed sign-ins from one address before it is banned (qBittorrent's default). */
-export const MAX_FAILED_LOGINS = 5
-
-/** How long a ban lasts, in seconds (qBittorrent's default: one hour). */
-export const BAN_SECONDS = 3600
+export { BAN_SECONDS, MAX_FAILED_LOGINS }
 
 /** A session unused this long, in seconds, ends (qBittorrent's default). */
 export const SESSION_SECONDS = 3600
 
 /** The most sessions held; signing in beyond it ends the least recently used one. */
 export const MAX_SESSIONS = 256
-
-/** The most addresses whose failed sign-ins are remembered (the banned ones are always kept). */
-const MAX_TRACKED_CLIENTS = 10_000
 
 /** The cookie that carries the session, as qBittorrent names it. */
 export const SESSION_COOKIE = "SID"
@@ -55,92 +51,41 @@ export const makeSessions = (credentials: {
   readonly username: string
   readonly password: Redacted.Redacted<string>
 }): Sessions => {
-  /** sid → last use (ms). */
-  const sessions = new Map<string, number>()
-  /** client address → the digests of its different wrong credentials and, once banned, until when (ms). */
-  const failures = new Map<string, { tried: Set<string>; bannedUntil: number }>()
+  const sessions = makeSessionTable<true>({ idleMs: SESSION_SECONDS * 1000, max: MAX_SESSIONS })
+  const bans = makeSignInBans("qBittorrent API")
 
   const matches = (username: string, password: string) =>
     // Both compared, whatever the first gives, so the time tells nothing.
     [sameText(username, credentials.username), sameText(password, Redacted.value(credentials.password))].every(Boolean)
 
-  const isBanned = (client: string, now: number) => {
-    const entry = failures.get(client)
-    if (entry === undefined || entry.bannedUntil === 0) return false
-    if (entry.bannedUntil > now) return true
-    failures.delete(client)
-    return false
-  }
-
   const failed = (client: string, now: number, attempt: Attempt) =>
-    Effect.suspend(() => {
-      if (failures.size >= MAX_TRACKED_CLIENTS) {
-        for (const [address, e] of failures) if (e.bannedUntil <= now) failures.delete(address)
-      }
-      const entry = failures.get(client) ?? { tried: new Set<string>(), bannedUntil: 0 }
-      failures.set(client, entry)
-      const again = entry.tried.has(attempt.digest)
-      entry.tried.add(attempt.digest)
-      const who = `${client} (user ${JSON.stringify(attempt.username.slice(0, 64))}, by ${attempt.via})`
-      if (again) {
-        return Effect.logWarning(`qBittorrent API: failed sign-in from ${who}: the same wrong credentials again`)
-      }
-      const failed = Effect.logWarning(
-        `qBittorrent API: failed sign-in from ${who}: ${entry.tried.size} of ${MAX_FAILED_LOGINS} different wrong credentials before a ban`
-      )
-      if (entry.tried.size < MAX_FAILED_LOGINS) return failed
-      entry.bannedUntil = now + BAN_SECONDS * 1000
-      return Effect.andThen(
-        failed,
-        Effect.logWarning(
-          `qBittorrent API: ${client} is banned for ${BAN_SECONDS / 60} minutes after ${entry.tried.size} failed sign-ins`
-        )
-      )
+    bans.failed(client, now, {
+      who: `user ${JSON.stringify(attempt.username.slice(0, 64))}, by ${attempt.via}`,
+      digest: attempt.digest
     })
-
-  const liveSession = (sid: string | undefined, now: number) => {
-    if (sid === undefined) return false
-    const lastUse = sessions.get(sid)
-    if (lastUse === undefined) return false
-    if (now - lastUse > SESSION_SECONDS * 1000) {
-      sessions.delete(sid)
-      return false
-    }
-    sessions.delete(sid)
-    sessions.set(sid, now)
-    return true
-  }
 
   return {
     login: (client, username, password) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        if (isBanned(client, now)) return { _tag: "Banned" } as const
+        if (bans.isBanned(client, now)) return { _tag: "Banned" } as const
         if (!matches(username, password)) {
           yield* failed(client, now, { username, digest: digestOf(username, password), via: "form" })
           return { _tag: "Refused" } as const
         }
-        failures.delete(client)
-        for (const [old, lastUse] of sessions) if (now - lastUse > SESSION_SECONDS * 1000) sessions.delete(old)
-        // A Map iterates in insertion order and every use re-inserts: the first is the least recently used.
-        while (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value ?? "")
-        const sid = randomBytes(24).toString("base64url")
-        sessions.set(sid, now)
-        return { _tag: "SignedIn", sid } as const
+        bans.succeeded(client)
+        return { _tag: "SignedIn", sid: sessions.open(now, true) } as const
       }),
-    logout: (sid) =>
-      Effect.sync(() => {
-        if (sid !== undefined) sessions.delete(sid)
-      }),
+    logout: (sid) => Effect.sync(() => sessions.close(sid)),
     access: (client, sid, authorization) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        if (liveSession(sid, now)) return "allowed"
+        if (sessions.use(sid, now) === true) return "allowed"
         if (authorization === undefined) return "refused"
-        if (isBanned(client, now)) return "banned"
+        if (bans.isBanned(client, now)) return "banned"
         const attempt = readAuthorization(authorization)
         if (attempt.matches(matches, credentials.password)) {
-          failures.delete(client)
+          bans.succeeded(client)
           return "allowed"
         }
         yield* failed(client, now, attempt)
@@ -150,10 +95,6 @@ export const makeSessions = (credentials: {
 }
 
 // ---------------------------------------------------------------------------------------
-
-/** Constant-time text equality (digests of equal length, whatever the inputs' lengths). */
-const sameText = (a: string, b: string): boolean =>
-  timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest())
 
 /** One sign-in attempt: who it claims to be, how it came, and a digest of its credentials. */
 interface Attempt {

@@ -6,7 +6,10 @@
  *   GET|HEAD /metrics     Prometheus text exposition format (Metrics)
  *   GET|HEAD /api/status  the `status --json` document (StatusSource)
  *
- * A request whose Host header is not this server's (HostCheck: DNS rebinding) is 403.
+ * A request whose Host header is not this server's (HostCheck: DNS rebinding) is 403. With
+ * the web page (`page`: src/web/), its routes are served beside these, and /metrics and
+ * /api/status are read through its access (RouteAccess: its sign-in beyond loopback); the
+ * probes keep the Host check alone, so a service manager never needs to sign in.
  * Any other method on these paths is 405 with `Allow: GET, HEAD`; any other path is 404.
  * HEAD answers like GET without a body. Responses are never cached. Requests are not
  * logged (a scrape every 15 s would drown the journal).
@@ -22,12 +25,15 @@ import type { ListenAddress, ListenSetting } from "./ListenAddress.ts"
 import { type HealthServerError, serveLocally } from "./LocalServer.ts"
 import { Metrics, PROMETHEUS_CONTENT_TYPE } from "./Metrics.ts"
 import { Readiness } from "./Readiness.ts"
+import { RouteAccess } from "./RouteAccess.ts"
 import { StatusSource } from "./StatusSource.ts"
 
 export interface HealthServerOptions {
   readonly listen: ListenSetting
   /** `server.allowed_hosts`: names besides the listen address and loopback that reach it. */
   readonly allowedHosts?: ReadonlyArray<string>
+  /** The web page's routes (src/web/), and its access in front of /metrics and /api/status. */
+  readonly page?: Layer.Layer<RouteAccess, never, HttpRouter.HttpRouter>
 }
 
 export class HealthServer extends Context.Service<
@@ -42,7 +48,7 @@ export class HealthServer extends Context.Service<
   ): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> =>
     options.listen === "off"
       ? Layer.succeed(HealthServer, HealthServer.of({ url: undefined }))
-      : listening(options.listen, options.allowedHosts ?? [])
+      : listening(options.listen, options.allowedHosts ?? [], options.page)
 }
 
 /** A probe, a scraper or a dashboard asks in well under this. */
@@ -50,7 +56,8 @@ const REQUEST_TIMEOUT_MS = 30_000
 
 const listening = (
   address: ListenAddress,
-  configuredHosts: ReadonlyArray<string>
+  configuredHosts: ReadonlyArray<string>,
+  page: Layer.Layer<RouteAccess, never, HttpRouter.HttpRouter> | undefined
 ): Layer.Layer<HealthServer, HealthServerError, Metrics | Readiness | StatusSource> =>
   Layer.effect(
     HealthServer,
@@ -63,7 +70,9 @@ const listening = (
           exposure: "/api/status shows file names",
           requestTimeoutMs: REQUEST_TIMEOUT_MS
         },
-        routes(hostCheck(allowedHosts(address, configuredHosts)))
+        page === undefined
+          ? routes(hostCheck(allowedHosts(address, configuredHosts)))
+          : routes(hostCheck(allowedHosts(address, configuredHosts))).pipe(Layer.provideMerge(page))
       ),
       (url) => HealthServer.of({ url })
     )
@@ -76,15 +85,20 @@ const routes = (guard: ReturnType<typeof hostCheck>) =>
       const metrics = yield* Metrics
       const readiness = yield* Readiness
       const status = yield* StatusSource
-      // Every route answers only an allowed Host, and only GET and HEAD.
-      const serve = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+      // The web page's access when it is mounted, else the Host check alone.
+      const access = yield* Effect.serviceOption(RouteAccess)
+      const read = access._tag === "Some" ? access.value.guard : guard
+      // Every route answers only an allowed Host, and only GET and HEAD; the probes need no sign-in.
+      const probe = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
         guard(readOnly(handler))
+      const serve = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+        read(readOnly(handler))
 
-      yield* router.add("*", "/healthz", serve(Effect.succeed(text(200, "ok\n"))))
+      yield* router.add("*", "/healthz", probe(Effect.succeed(text(200, "ok\n"))))
       yield* router.add(
         "*",
         "/readyz",
-        serve(
+        probe(
           Effect.map(readiness.report, (report) =>
             HttpServerResponse.jsonUnsafe(report, { status: report.ready ? 200 : 503, headers: NO_STORE })
           )
@@ -115,7 +129,7 @@ const routes = (guard: ReturnType<typeof hostCheck>) =>
       yield* router.add(
         "*",
         "*",
-        guard(() => Effect.succeed(text(404, "not found\n")))
+        read(() => Effect.succeed(text(404, "not found\n")))
       )
     })
   )

@@ -5,7 +5,8 @@
  * big delete (eventTables.ts), the last reconcile's failures (passFailureTables.ts), the live transfers the running dlsync publishes for `status`
  * (liveTransfers.ts), the app-state outbox's size (appStateOutboxTable.ts), and what the last
  * pass found of the mirror root (mirrorRootTable.ts), the posters written (posterFilesTable.ts),
- * remote cleanup's progress (remoteCleanupTable.ts) and a release's files (releaseFiles.ts).
+ * remote cleanup's progress (remoteCleanupTable.ts), a release's files (releaseFiles.ts) and
+ * a version that changes with any of them (storeVersion.ts).
  * Plain synchronous better-sqlite3 calls; a failing SQLite call is a defect (the caller
  * cannot act on it). Each module states its invariants.
  */
@@ -21,6 +22,7 @@ import { makePassFailureTables, type PassFailureTables } from "./passFailureTabl
 import { makePosterFilesTable, type PosterFilesTable } from "./posterFilesTable.ts"
 import { makeReleaseFiles, type ReleaseFilesTables } from "./releaseFiles.ts"
 import { makeRemoteCleanupTable, type RemoteCleanupTable } from "./remoteCleanupTable.ts"
+import { makeStoreVersion, type StoreVersionRead } from "./storeVersion.ts"
 
 export {
   EVENTS_KEPT,
@@ -45,6 +47,7 @@ export class Store extends Context.Service<
     PosterFilesTable &
     RemoteCleanupTable &
     ReleaseFilesTables &
+    StoreVersionRead &
     Pick<EventTables, "events" | "held"> & {
       readonly liveTransfers: LiveTransfersStore
       /** App-state entries waiting in the outbox (appstate/), for `status`: written by the next run or the daemon. */
@@ -69,6 +72,7 @@ export class Store extends Context.Service<
         ...makePosterFilesTable(db),
         ...makeRemoteCleanupTable(db),
         ...makeReleaseFiles(db),
+        ...makeStoreVersion(db),
         held: log.held,
         events: log.events,
         liveTransfers: makeLiveTransfers(db),

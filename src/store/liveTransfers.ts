@@ -24,6 +24,8 @@ export interface LiveTransferFile {
   readonly connections?: number
   /** While it waits for the service's rate limit: until when (ISO 8601); absent otherwise. */
   readonly rateLimitedUntil?: string
+  /** Its failed attempts so far, once it had one (absent: none, or a row of an earlier dlsync). */
+  readonly attempts?: number
 }
 
 export interface LiveTransfers {
@@ -89,6 +91,7 @@ const FileEntry = Schema.Struct({
   bytes: Count,
   bytesPerSecond: Count,
   connections: Schema.optionalKey(Count),
+  attempts: Schema.optionalKey(Count),
   rateLimitedUntil: Schema.optionalKey(Schema.String)
 })
 

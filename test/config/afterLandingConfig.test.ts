@@ -8,7 +8,7 @@ import * as Path from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
-import { effectiveView } from "../../src/commands/configCheck.ts"
+import { effectiveView } from "../../src/config/effectiveView.ts"
 import { type Env, loadConfig } from "../../src/config/loadConfig.ts"
 
 const BASE = '[service]\nbase_url = "https://example.test/api/v1"\napi_key = "k"\n\n[mirror]\nroot = "/srv/media"\n\n'

@@ -5,8 +5,8 @@ import * as Path from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { effectiveView } from "../../src/commands/configCheck.ts"
 import type { ConfigError } from "../../src/config/ConfigError.ts"
+import { effectiveView } from "../../src/config/effectiveView.ts"
 import { type Env, loadConfig } from "../../src/config/loadConfig.ts"
 
 const write = (text: string) => {

@@ -8,7 +8,7 @@ import * as Path from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { effectiveView } from "../../src/commands/configCheck.ts"
+import { effectiveView } from "../../src/config/effectiveView.ts"
 import { type Env, loadConfig } from "../../src/config/loadConfig.ts"
 
 const BASE = `
@@ -19,8 +19,9 @@ base_url = "https://example.test/api/v1"
 root = "/media"
 `
 
-const load = (text: string, env: Env = {}) => {
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-config-"))
+const GENERATED = "generated at the first start"
+
+const load = (text: string, env: Env = {}, dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-config-"))) => {
   const file = Path.join(dir, "config.toml")
   Fs.writeFileSync(file, text)
   return loadConfig({ path: Option.some(file), env: { HOME: "/home/u", ...env }, cwd: "/work" }).pipe(
@@ -36,7 +37,7 @@ describe("[log] and [server]", () => {
       assert.deepStrictEqual(config.server.listen, { host: "127.0.0.1", port: 7660 })
       const view = effectiveView(config).settings
       assert.deepStrictEqual(view.log, { level: "info", format: "auto" })
-      assert.deepStrictEqual(view.server, { listen: "127.0.0.1:7660", allowed_hosts: [] })
+      assert.deepStrictEqual(view.server, { listen: "127.0.0.1:7660", allowed_hosts: [], password: GENERATED })
     })
   )
 
@@ -47,7 +48,11 @@ describe("[log] and [server]", () => {
       )
       assert.deepStrictEqual(config.log, { level: "debug", format: "json" })
       assert.deepStrictEqual(config.server.listen, { host: "::1", port: 9000 })
-      assert.deepStrictEqual(effectiveView(config).settings.server, { listen: "[::1]:9000", allowed_hosts: [] })
+      assert.deepStrictEqual(effectiveView(config).settings.server, {
+        listen: "[::1]:9000",
+        allowed_hosts: [],
+        password: GENERATED
+      })
     })
   )
 
@@ -60,7 +65,11 @@ describe("[log] and [server]", () => {
       })
       assert.deepStrictEqual(config.log, { level: "warn", format: "text" })
       assert.strictEqual(config.server.listen, "off")
-      assert.deepStrictEqual(effectiveView(config).settings.server, { listen: "off", allowed_hosts: [] })
+      assert.deepStrictEqual(effectiveView(config).settings.server, {
+        listen: "off",
+        allowed_hosts: [],
+        password: GENERATED
+      })
       const everywhere = yield* load(BASE, { DLSYNC_SERVER_LISTEN: ":8080" })
       assert.deepStrictEqual(everywhere.server.listen, { host: undefined, port: 8080 })
     })
@@ -72,7 +81,8 @@ describe("[log] and [server]", () => {
       assert.deepStrictEqual(config.server.allowed_hosts, ["nas.lan", "nas"])
       assert.deepStrictEqual(effectiveView(config).settings.server, {
         listen: "127.0.0.1:7660",
-        allowed_hosts: ["nas.lan", "nas"]
+        allowed_hosts: ["nas.lan", "nas"],
+        password: GENERATED
       })
       const overridden = yield* load(BASE, { DLSYNC_SERVER_ALLOWED_HOSTS: "dlsync.home" })
       assert.deepStrictEqual(effectiveView(overridden).settings.server.allowed_hosts, ["dlsync.home"])
@@ -93,6 +103,31 @@ describe("[log] and [server]", () => {
       const inFile = yield* Effect.flip(load(`${BASE}\n[server]\nlisten = 7660\n`))
       const fromFile = inFile.problems.find((p) => p.key === "server.listen")
       assert.match(fromFile?.source ?? "", /config\.toml:9$/)
+    })
+  )
+
+  it.effect("the web page's password: from server.password_file or server.password_hash, never shown", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-config-"))
+      Fs.writeFileSync(Path.join(dir, "web-password"), "correct horse\n")
+      const fromFile = yield* load(`${BASE}\n[server]\npassword_file = "web-password"\n`, {}, dir)
+      assert.strictEqual(fromFile.server.password?._tag, "Plain")
+      assert.strictEqual(effectiveView(fromFile).settings.server.password, "<redacted>")
+      assert.notInclude(JSON.stringify(effectiveView(fromFile)), "correct horse")
+
+      const hash = "$scrypt$ln=14,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA==$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g="
+      const hashed = yield* load(`${BASE}\n[server]\npassword_hash = '${hash}'\n`)
+      assert.strictEqual(hashed.server.password?._tag, "Hash")
+      assert.notInclude(JSON.stringify(effectiveView(hashed)), hash)
+
+      const bad = yield* Effect.flip(load(`${BASE}\n[server]\npassword_hash = "hunter2"\n`))
+      assert.include(bad.message, "server.password_hash")
+      assert.include(bad.message, "$scrypt$")
+      assert.notInclude(bad.message, "hunter2")
+      const both = yield* Effect.flip(
+        load(`${BASE}\n[server]\npassword_file = "web-password"\npassword_hash = '${hash}'\n`, {}, dir)
+      )
+      assert.include(both.message, "not both")
     })
   )
 })

@@ -69,6 +69,18 @@ describe("liveTransfersPublisher", () => {
               assert.strictEqual(second?.files[0]?.bytes, 1_500)
               assert.strictEqual(second?.files[0]?.bytesPerSecond, 500, "500 bytes in the second since the last sample")
               assert.strictEqual(second?.files[0]?.connections, 3)
+              assert.isUndefined(second?.files[0]?.attempts, "no failed attempt yet")
+
+              tracker.emit({
+                _tag: "Retrying",
+                fileId: "f1",
+                name: "Movies/big.mkv",
+                attempt: 2,
+                delayMs: 10,
+                reason: "x"
+              })
+              yield* TestClock.adjust("1 second")
+              assert.strictEqual((yield* published)?.files[0]?.attempts, 2, "its failed attempts so far")
               // The overall rate is the tracker's, over its own window.
               assert.isAbove(second?.bytesPerSecond ?? 0, 0)
 

@@ -30,7 +30,8 @@ const live: LiveTransfers = {
       size: 40 * MiB,
       bytes: 10 * MiB,
       bytesPerSecond: 1.5 * MiB,
-      connections: 6
+      connections: 6,
+      attempts: 2
     },
     { fileId: "f2", path: "TV/e01.mkv", size: 8 * MiB, bytes: 2 * MiB, bytesPerSecond: 0 }
   ]
@@ -50,7 +51,8 @@ describe("transfersStatus", () => {
         percent: 25,
         bytesPerSecond: 1.5 * MiB,
         etaSeconds: 20,
-        connections: 6
+        connections: 6,
+        attempts: 2
       },
       {
         path: "TV/e01.mkv",
@@ -60,7 +62,8 @@ describe("transfersStatus", () => {
         percent: 25,
         bytesPerSecond: 0,
         etaSeconds: null,
-        connections: 0
+        connections: 0,
+        attempts: 0
       }
     ])
     assert.deepStrictEqual(status.totals, {
