@@ -223,7 +223,8 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
         remaining: 0,
         rate: 0,
         etaSeconds: 0,
-        contentPath: Path.join(b.root, "tv", "Pack.S02")
+        contentPath: Path.join(b.root, "tv", "Pack.S02"),
+        selection: null
       },
       {
         id: `btih:${HASH_B}`,
@@ -238,7 +239,8 @@ describe("Sonarr's way in: the qBittorrent API of the running daemon", { timeout
         remaining: blocked?.size,
         rate: 0,
         etaSeconds: null,
-        contentPath: Path.join(b.root, "tv", "Blocked.Movie")
+        contentPath: Path.join(b.root, "tv", "Blocked.Movie"),
+        selection: null
       }
     ]
     const status = await b.run(["status"])

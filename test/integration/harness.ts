@@ -16,6 +16,10 @@ import { localhostTls } from "../transfer/support/testTls.ts"
 
 export const CLI = Path.resolve(import.meta.dirname, "../../bin/dlsync.js")
 
+/** The tests' cache folder (the launcher keeps Node's compile cache there), in the checkout's own node_modules. */
+const TEST_CACHE = Path.resolve(import.meta.dirname, "../../node_modules/.cache/dlsync-tests")
+Fs.mkdirSync(TEST_CACHE, { recursive: true, mode: 0o700 })
+
 export interface Sandbox {
   readonly emu: RunningEmulator
   readonly dir: string
@@ -120,6 +124,8 @@ export const cliEnv = (
     ...base,
     HOME: home,
     XDG_CONFIG_HOME: Path.join(home, "config"),
+    // One V8 code cache for every dlsync the tests start (each sandbox's HOME is new).
+    XDG_CACHE_HOME: TEST_CACHE,
     NO_COLOR: "1",
     DLSYNC_SERVICE_BASE_URL: emu.baseUrl,
     DLSYNC_SERVICE_API_KEY: apiKey ? emu.apiKey : emu.accessToken,
@@ -136,7 +142,9 @@ export const cliEnv = (
 }
 
 export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string>, deadlineMs: number): Spawned => {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+  // Started as a program, as systemd and `dlsync` on PATH start it: its shell lines start
+  // Node once with dlsync's settings (`node bin/dlsync.js` starts it twice).
+  const child = spawn(CLI, args, { env, stdio: ["ignore", "pipe", "pipe"] })
   const started = Date.now()
   // Which signals the test sent, and when: a deadline then tells a process that did not stop
   // from a test that never asked it to.
