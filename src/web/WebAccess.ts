@@ -107,16 +107,6 @@ export const makeWebAccess = (options: WebAccessOptions): WebAccessShape => {
         ? problem(429, "too many failed sign-ins from this address; try again later")
         : problem(401, "sign in first")
 
-  const read =
-    <E, R>(handler: RouteHandler<E, R>): RouteHandler<E, R> =>
-    (request) =>
-      Effect.gen(function* () {
-        if (!loginRequired && !isAllowedHost(request.headers.host, options.hosts)) return HOST_REFUSED
-        const who = yield* identify(request)
-        if (!who.allowed) return refusedUnsigned(request, "banned" in who)
-        return securityHeaders(yield* handler(request))
-      })
-
   const checkWrite = (request: HttpServerRequest.HttpServerRequest, token: string) => {
     if (isCrossSite(request)) return problem(403, "cross-site request refused")
     const sent = request.headers[CSRF_HEADER]
@@ -126,15 +116,20 @@ export const makeWebAccess = (options: WebAccessOptions): WebAccessShape => {
     return undefined
   }
 
-  const write =
+  /** The handler behind the host check and the sign-in; a write also behind the CSRF checks. */
+  const guarded =
+    (writes: boolean) =>
     <E, R>(handler: RouteHandler<E, R>): RouteHandler<E, R> =>
     (request) =>
       Effect.gen(function* () {
         if (!loginRequired && !isAllowedHost(request.headers.host, options.hosts)) return HOST_REFUSED
         const who = yield* identify(request)
         if (!who.allowed) return refusedUnsigned(request, "banned" in who)
-        return checkWrite(request, who.csrf) ?? securityHeaders(yield* handler(request))
+        const refused = writes ? checkWrite(request, who.csrf) : undefined
+        return refused ?? securityHeaders(yield* handler(request))
       })
+  const read = guarded(false)
+  const write = guarded(true)
 
   const open =
     <E, R>(handler: RouteHandler<E, R>): RouteHandler<E, R> =>
