@@ -20,6 +20,7 @@
  * - When the scope closes: no new connection, requests in flight finish (up to
  *   SHUTDOWN_GRACE), then the server closes.
  */
+import type * as Http from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -101,6 +102,7 @@ const boundedServer = (options: LocalServerOptions): Layer.Layer<HttpServer.Http
           connectionsCheckingInterval: CONNECTIONS_CHECK_MS
         })
         limitConnections(server, { total: MAX_CONNECTIONS, perAddress: MAX_CONNECTIONS_PER_ADDRESS })
+        answerWhileStarting(server)
         return server
       },
       {
@@ -110,6 +112,22 @@ const boundedServer = (options: LocalServerOptions): Layer.Layer<HttpServer.Http
       }
     ).pipe(Effect.mapError((error) => listenError(options, error.cause)))
   )
+
+/**
+ * The port is bound before the routes are built (a route's layer may ask the service first):
+ * a request in between, or after the routes are gone at shutdown, is answered 503 at once
+ * rather than left without an answer. HttpServer.serve attaches its own "request" listener;
+ * while it is there, this one does nothing.
+ */
+const answerWhileStarting = (server: Http.Server): void => {
+  server.on("request", (_request: Http.IncomingMessage, response: Http.ServerResponse) => {
+    if (server.listenerCount("request") > ownListeners) return
+    response.writeHead(503, { "content-type": "text/plain", "retry-after": "1", connection: "close" })
+    response.end("not serving yet\n")
+  })
+  // The server's own listeners (the connection limits' and this one); the routes' come after.
+  const ownListeners = server.listenerCount("request")
+}
 
 const announce = (options: LocalServerOptions, url: string) => {
   const usage = options.usage === undefined ? "" : ` ${options.usage}`
