@@ -47,8 +47,9 @@ export interface EventTables {
 
 export const makeEventTables = (db: BetterSqlite3.Database): EventTables => {
   const q = {
-    clearHeld: db.prepare("DELETE FROM held_deletes"),
-    putHeld: db.prepare("INSERT OR REPLACE INTO held_deletes (path, held_at) VALUES (?, ?)"),
+    // A path held already keeps its time: "held since" is when it was first held.
+    putHeld: db.prepare("INSERT OR IGNORE INTO held_deletes (path, held_at) VALUES (?, ?)"),
+    dropHeld: db.prepare("DELETE FROM held_deletes WHERE path = ?"),
     allHeld: db.prepare("SELECT path, held_at FROM held_deletes ORDER BY path"),
     putEvent: db.prepare(
       "INSERT INTO events (at, level, kind, path, remote_id, message) VALUES (@at, @level, @kind, @path, @remote_id, @message)"
@@ -63,7 +64,11 @@ export const makeEventTables = (db: BetterSqlite3.Database): EventTables => {
   }
 
   const replaceHeld = writeTransaction(db, (paths: ReadonlyArray<string>, now: string) => {
-    q.clearHeld.run()
+    const holding = new Set(paths)
+    for (const raw of q.allHeld.all()) {
+      const { path } = decodeHeld(raw)
+      if (!holding.has(path)) q.dropHeld.run(path)
+    }
     for (const path of paths) q.putHeld.run(path, now)
   })
 

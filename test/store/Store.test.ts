@@ -4,6 +4,7 @@ import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Exit, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { remove, upsert } from "../../src/domain/RemoteItem.ts"
 import { DATABASE_FILE, Database } from "../../src/store/Database.ts"
 import { SCHEMA_VERSION } from "../../src/store/migrations.ts"
@@ -411,6 +412,22 @@ describe("Store.local", () => {
         )
         yield* store.held.replace([])
         assert.deepStrictEqual(yield* store.held.list, [])
+      })
+    )
+  )
+
+  it.effect("a path still held keeps the time it was first held (a confirmation of what was seen stays valid)", () =>
+    withStore(
+      tempDir(),
+      Effect.gen(function* () {
+        const store = yield* Store
+        yield* store.held.replace(["a", "b"])
+        const first = yield* store.held.list
+        yield* TestClock.adjust("1 minute")
+        yield* store.held.replace(["a", "b", "c"])
+        const again = yield* store.held.list
+        assert.deepStrictEqual(again.slice(0, 2), first)
+        assert.notStrictEqual(again[2]?.heldAt, first[0]?.heldAt, "c is held from now")
       })
     )
   )

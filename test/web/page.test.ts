@@ -46,7 +46,10 @@ const statusReads: Array<string> = []
 
 const suite = chromiumMissing === undefined ? describe : describe.skip
 
-suite(`the web page in Chromium${chromiumMissing === undefined ? "" : ` (skipped: ${chromiumMissing})`}`, () => {
+// A test's own waits (a release to complete, a held deletion to show) take up to a minute on a busy machine.
+suite(`the web page in Chromium${chromiumMissing === undefined ? "" : ` (skipped: ${chromiumMissing})`}`, {
+  timeout: 120_000
+}, () => {
   beforeAll(async () => {
     await ensurePageBuilt()
     box = await sandbox()
