@@ -49,7 +49,7 @@ export const makeEventTables = (db: BetterSqlite3.Database): EventTables => {
   const q = {
     // A path held already keeps its time: "held since" is when it was first held.
     putHeld: db.prepare("INSERT OR IGNORE INTO held_deletes (path, held_at) VALUES (?, ?)"),
-    dropHeld: db.prepare("DELETE FROM held_deletes WHERE path = ?"),
+    dropUnheld: db.prepare("DELETE FROM held_deletes WHERE path NOT IN (SELECT value FROM json_each(?))"),
     allHeld: db.prepare("SELECT path, held_at FROM held_deletes ORDER BY path"),
     putEvent: db.prepare(
       "INSERT INTO events (at, level, kind, path, remote_id, message) VALUES (@at, @level, @kind, @path, @remote_id, @message)"
@@ -64,11 +64,7 @@ export const makeEventTables = (db: BetterSqlite3.Database): EventTables => {
   }
 
   const replaceHeld = writeTransaction(db, (paths: ReadonlyArray<string>, now: string) => {
-    const holding = new Set(paths)
-    for (const raw of q.allHeld.all()) {
-      const { path } = decodeHeld(raw)
-      if (!holding.has(path)) q.dropHeld.run(path)
-    }
+    q.dropUnheld.run(JSON.stringify(paths))
     for (const path of paths) q.putHeld.run(path, now)
   })
 

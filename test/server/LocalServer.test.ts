@@ -41,20 +41,21 @@ describe("serveLocally", () => {
           (e: unknown) => ({ status: 0, body: String(e) })
         )
       )
-      // Bound, routes not built: the answer comes at once.
-      let early = yield* get
-      for (let i = 0; i < 200 && early.status === 0; i++) {
-        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 10)))
-        early = yield* get
-      }
+      /** Asks again (every 10 ms, 2 s at most) while the answer is `passing`; the last answer. */
+      const getWhile = (passing: (status: number) => boolean) =>
+        Effect.gen(function* () {
+          let answer = yield* get
+          for (let i = 0; i < 200 && passing(answer.status); i++) {
+            yield* Effect.sleep("10 millis")
+            answer = yield* get
+          }
+          return answer
+        })
+      // Bound, routes not built: once the port takes connections, the answer comes at once.
+      const early = yield* getWhile((status) => status === 0)
       assert.strictEqual(early.status, 503, early.body)
       yield* Deferred.succeed(routesMayFinish, undefined)
-      let late = yield* get
-      for (let i = 0; i < 200 && late.status !== 200; i++) {
-        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 10)))
-        late = yield* get
-      }
-      assert.deepStrictEqual(late, { status: 200, body: "ok\n" })
+      assert.deepStrictEqual(yield* getWhile((status) => status !== 200), { status: 200, body: "ok\n" })
       yield* Fiber.interrupt(serving)
     })
   )

@@ -17,6 +17,7 @@ import { serveLocally } from "../../src/server/LocalServer.ts"
 import type { LiveTransfers } from "../../src/store/liveTransfers.ts"
 import { ProgressTracker } from "../../src/transfer/ProgressTracker.ts"
 import { EventStream } from "../../src/web/EventStream.ts"
+import { waitUntil } from "../integration/harness.ts"
 import { makeMemoryIntake } from "../support/MemoryIntake.ts"
 
 const NO_TRANSFERS = Layer.succeed(
@@ -74,10 +75,8 @@ export const client = (origin: string) => {
   return { socket, state }
 }
 
-export const until = (condition: () => boolean) =>
-  Effect.promise(async () => {
-    while (!condition()) await new Promise((r) => setTimeout(r, 10))
-  })
+/** Waits (at most 60 s, a bench's 26 MB included) until `condition` holds. */
+const until = (condition: () => boolean, what: string) => Effect.promise(() => waitUntil(condition, 60_000, what))
 
 export interface StalledRun {
   /** Messages published, and their bytes. */
@@ -104,7 +103,10 @@ export const stalledClientRun = (count: number, bytes: number): Promise<StalledR
       const stalled = client(origin)
       const reading = client(origin)
       // Both streams open (the history arrives first), then one stops reading.
-      yield* until(() => stalled.state.text.includes("event: history") && reading.state.text.includes("event: history"))
+      yield* until(
+        () => stalled.state.text.includes("event: history") && reading.state.text.includes("event: history"),
+        "both streams open"
+      )
       stalled.socket.pause()
       const pad = "x".repeat(bytes)
       const started = performance.now()
@@ -113,11 +115,11 @@ export const stalledClientRun = (count: number, bytes: number): Promise<StalledR
         // Let the server write what it can and the reader read.
         yield* Effect.promise(() => new Promise((r) => setImmediate(r)))
       }
-      yield* until(() => reading.state.bytes >= count * bytes)
+      yield* until(() => reading.state.bytes >= count * bytes, "the reader's every message")
       const millis = performance.now() - started
       // A paused socket sees the server's close only once it reads what came before.
       stalled.socket.resume()
-      yield* until(() => stalled.state.closed)
+      yield* until(() => stalled.state.closed, "the stalled client's connection closed")
       reading.socket.destroy()
       return {
         sent: count,

@@ -44,7 +44,7 @@ const filesBelow = (dir: string): Array<string> =>
 /** The page's GET /api/status requests so far. */
 const statusReads: Array<string> = []
 
-const suite = chromiumMissing === undefined ? describe : describe.skip
+const suite = describe.skipIf(chromiumMissing !== undefined)
 
 // A test's own waits (a release to complete, a held deletion to show) take up to a minute on a busy machine.
 suite(`the web page in Chromium${chromiumMissing === undefined ? "" : ` (skipped: ${chromiumMissing})`}`, {
