@@ -5,7 +5,8 @@
  *
  * When the run ends, what was reported is written before the service's connection goes:
  * - the run finished (`run --once`, or the daemon stopped by an error): up to
- *   ONCE_DRAIN_MS, so a cron run leaves with its `complete` entries written;
+ *   `app_state.once_wait` (default 30 s), so a cron run leaves with its `complete`
+ *   entries written;
  * - the run was interrupted (SIGTERM/SIGINT): up to SHUTDOWN_DRAIN_MS, inside the
  *   daemon's 10 s stop budget.
  * Whatever is left stays in the outbox and is written by the next run (`status` counts it).
@@ -29,6 +30,7 @@ import { DRAIN_PROGRESS_EVERY_MS, drainProgressLine } from "./drainProgress.ts"
 import { FileProgress } from "./FileProgress.ts"
 import { SqliteOutbox } from "./outboxSqlite.ts"
 
+/** The demo's bound for the same wait (its own run, no configuration). */
 export const ONCE_DRAIN_MS = 30_000
 export const SHUTDOWN_DRAIN_MS = 4_000
 
@@ -56,13 +58,15 @@ export const mirrorAppStateLayer = (
       })
     })
   ).pipe(Layer.provideMerge(SqliteOutbox.layerDatabase))
-  return Layer.merge(FileProgress.layer, drainOnExit).pipe(Layer.provideMerge(writer))
+  return Layer.merge(FileProgress.layer, drainOnExit(config.app_state.once_wait)).pipe(Layer.provideMerge(writer))
 }
 
 // ---------------------------------------------------------------------------------------
 
 /** Built after the writer, so its finalizer runs while the writer and the client still live. */
-const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox | DeviceRecord | RunKind> =
+const drainOnExit = (
+  onceWaitMs: number
+): Layer.Layer<never, never, AppStateWriter | AppStateOutbox | DeviceRecord | RunKind> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const writer = yield* AppStateWriter
@@ -75,7 +79,7 @@ const drainOnExit: Layer.Layer<never, never, AppStateWriter | AppStateOutbox | D
           // what happened: the outbox keeps the entries for the next run.
           return Effect.logDebug("app state: the service cannot be used now; the outbox keeps its entries")
         }
-        const boundMs = Exit.hasInterrupts(exit) ? SHUTDOWN_DRAIN_MS : ONCE_DRAIN_MS
+        const boundMs = Exit.hasInterrupts(exit) ? SHUTDOWN_DRAIN_MS : onceWaitMs
         // The file entries first: they are what other devices act on; the record is one write.
         const finish = writer.drainWithin(boundMs).pipe(Effect.tap(() => (once ? record.publish : Effect.void)))
         return Effect.gen(function* () {

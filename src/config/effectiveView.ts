@@ -51,7 +51,8 @@ export const effectiveView = (config: AppConfig) => {
       app_state: {
         device_name: config.app_state.device_name,
         progress_interval: formatDuration(config.app_state.progress_interval),
-        max_requests_per_minute: config.app_state.max_requests_per_minute
+        max_requests_per_minute: config.app_state.max_requests_per_minute,
+        once_wait: formatDuration(config.app_state.once_wait)
       },
       qbittorrent:
         config.qbittorrent === null

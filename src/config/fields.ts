@@ -147,7 +147,9 @@ export const sections = {
     max_requests_per_minute: field(
       defaulted(PositiveInt.pipe(Schema.check(Schema.isLessThanOrEqualTo(1200))), 300),
       "integer"
-    )
+    ),
+    /** How long `run --once` goes on writing queued entries after its pass (the rest stays queued). */
+    once_wait: field(defaulted(HumanMillis, 30_000), "string")
   },
   qbittorrent: {
     listen: field(defaulted(ListenSettingFromString, loopback(DEFAULT_PORTS.qbittorrent)), "string"),

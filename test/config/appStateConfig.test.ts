@@ -26,18 +26,20 @@ const problems = (e: ConfigError) => e.problems.map((p) => `${p.source}: ${p.key
 const BASE = `[service]\nbase_url = "https://x.test/api/v1"\n[mirror]\nroot = "/m"\n`
 
 describe("[app_state]", () => {
-  it.effect("defaults: the host name, 30 s, 300 requests a minute", () =>
+  it.effect("defaults: the host name, 30 s, 300 requests a minute, 30 s after a --once pass", () =>
     Effect.gen(function* () {
       const config = yield* load(write(BASE))
       assert.deepStrictEqual(config.app_state, {
         device_name: Os.hostname(),
         progress_interval: 30_000,
-        max_requests_per_minute: 300
+        max_requests_per_minute: 300,
+        once_wait: 30_000
       })
       assert.deepStrictEqual(effectiveView(config).settings.app_state, {
         device_name: Os.hostname(),
         progress_interval: "30s",
-        max_requests_per_minute: 300
+        max_requests_per_minute: 300,
+        once_wait: "30s"
       })
     })
   )
@@ -45,23 +47,26 @@ describe("[app_state]", () => {
   it.effect("reads every key from the file, and DLSYNC_APP_STATE_<KEY> overrides each", () =>
     Effect.gen(function* () {
       const file = write(
-        `${BASE}[app_state]\ndevice_name = "nas"\nprogress_interval = "1m"\nmax_requests_per_minute = 120\n`
+        `${BASE}[app_state]\ndevice_name = "nas"\nprogress_interval = "1m"\nmax_requests_per_minute = 120\nonce_wait = "2m"\n`
       )
       const fromFile = yield* load(file)
       assert.deepStrictEqual(fromFile.app_state, {
         device_name: "nas",
         progress_interval: 60_000,
-        max_requests_per_minute: 120
+        max_requests_per_minute: 120,
+        once_wait: 120_000
       })
       const fromEnv = yield* load(file, {
         DLSYNC_APP_STATE_DEVICE_NAME: "attic",
         DLSYNC_APP_STATE_PROGRESS_INTERVAL: "5s",
-        DLSYNC_APP_STATE_MAX_REQUESTS_PER_MINUTE: "60"
+        DLSYNC_APP_STATE_MAX_REQUESTS_PER_MINUTE: "60",
+        DLSYNC_APP_STATE_ONCE_WAIT: "3s"
       })
       assert.deepStrictEqual(fromEnv.app_state, {
         device_name: "attic",
         progress_interval: 5_000,
-        max_requests_per_minute: 60
+        max_requests_per_minute: 60,
+        once_wait: 3_000
       })
     })
   )

@@ -8,7 +8,6 @@ import * as Path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect } from "effect"
-import { ONCE_DRAIN_MS } from "../../src/appstate/mirrorAppState.ts"
 import { API_KEY_NOTICE } from "../../src/auth/credentialsFromConfig.ts"
 import type { RunningEmulator } from "../../src/emulator/server.ts"
 import { seedTokens } from "../auth/support/fixtures.ts"
@@ -283,14 +282,16 @@ describe("app state", { timeout: 120_000 }, () => {
     // One request per 10 s: the backlog (two requests per file) cannot be written within the bound.
     const started = performance.now()
     const result = await b.run(["run", "--once"], {
-      env: { DLSYNC_APP_STATE_MAX_REQUESTS_PER_MINUTE: "6" },
+      env: { DLSYNC_APP_STATE_MAX_REQUESTS_PER_MINUTE: "6", DLSYNC_APP_STATE_ONCE_WAIT: "3s" },
       deadlineMs: 90_000
     })
     const tookMs = performance.now() - started
     assert.strictEqual(result.code, 0, result.stderr)
     assert.deepStrictEqual(snapshot(b.root), expectedTree(b.emu))
-    // The pass takes a second or two; the app-state wait after it is bounded by ONCE_DRAIN_MS.
-    assert.isBelow(tookMs, ONCE_DRAIN_MS + 15_000)
+    // The pass takes a second or two; the app-state wait after it is bounded by once_wait (3 s),
+    // far below the 10 s one more request would take.
+    assert.isBelow(tookMs, 3_000 + 15_000)
+    assert.match(result.stderr, /after 3s the rest stays queued/)
 
     // Never silent: progress while waiting, then what was left and where.
     assert.match(result.stderr, /writing app state: \d+ of \d+ entries, about \S+ left/)

@@ -28,7 +28,8 @@ describe("TransferQueue", () => {
   it.effect("runs at most `concurrency` files at once and completes them all", () =>
     Effect.gen(function* () {
       const server = yield* serverWith(6, 256 * KiB)
-      server.faults.rate = 8 * MiB
+      // Both slots must fill: no body is sent until two are open at once.
+      server.faults.holdUntilPumping = 2
       const h = makeHarness({ link: (id) => server.link(id), options: { concurrency: 2, segment_threshold: 1e9 } })
       const results = yield* Effect.gen(function* () {
         const queue = yield* TransferQueue
@@ -48,8 +49,10 @@ describe("TransferQueue", () => {
     }).pipe(Effect.scoped)
   )
 
-  // Real time: it measures the throughput of real sockets under the real-time token bucket.
-  it.live("holds the global bandwidth limit within 10 % across concurrent transfers", () =>
+  // Real time: real sockets under the real-time token bucket. Only the ceiling is asserted: a
+  // busy machine can only make the transfer slower, never faster (the bucket's arithmetic,
+  // including that it hands out the full rate, is test/transfer/pure.test.ts's).
+  it.live("never exceeds the global bandwidth limit by more than 10 % across concurrent transfers", () =>
     Effect.gen(function* () {
       const size = 1536 * KiB
       const server = yield* serverWith(2, size)
@@ -67,7 +70,6 @@ describe("TransferQueue", () => {
       const seconds = (performance.now() - started) / 1000
       const rate = (2 * size) / seconds
       assert.isAtMost(rate, limit * 1.1, `measured ${(rate / MiB).toFixed(2)} MiB/s`)
-      assert.isAtLeast(rate, limit * 0.9, `measured ${(rate / MiB).toFixed(2)} MiB/s`)
     }).pipe(Effect.scoped)
   )
 

@@ -161,6 +161,26 @@ describe("token bucket", () => {
       )
     )
   })
+
+  it("hands out the full rate to a taker that reads on as soon as told (never throttles below it)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 1e6 }), { minLength: 1 }), (takes) => {
+        const rate = 1e6
+        const burst = 5e4
+        let bucket = fullBucket(burst, 0)
+        let now = 0
+        let total = 0
+        for (const n of takes) {
+          const r = take(bucket, n, rate, burst, now)
+          bucket = r.bucket
+          total += n
+          now += r.waitMs
+          // Each wait is rounded up to a whole millisecond: at most 1 ms of rate lost per take.
+          assert.isAtLeast(total, (rate * (now - takes.length)) / 1000)
+        }
+      })
+    )
+  })
 })
 
 describe("backoff", () => {

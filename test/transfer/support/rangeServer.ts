@@ -50,6 +50,8 @@ export interface Faults {
   chunked: boolean
   /** Send bodies without Content-Length or chunks, ended by closing the connection. */
   closeDelimited: boolean
+  /** Hold every response body until this many are open at once (then never again); 0 = no hold. */
+  holdUntilPumping: number
 }
 
 /** A server's private key and certificate (PEM), to serve https. */
@@ -285,6 +287,10 @@ export class RangeServer {
     }
     res.on("close", finish)
     const step = () => {
+      if (this.maxPumping < f.holdUntilPumping) {
+        this.pumpedAbove(f.holdUntilPumping - 1).then(step)
+        return
+      }
       while (pos < end) {
         if (req.socket.destroyed) return
         let n = Math.min(64 * 1024, end - pos)
@@ -358,6 +364,7 @@ export const noFaults = (): Faults => ({
   redirectBase: null,
   redirectLoop: false,
   chunked: false,
+  holdUntilPumping: 0,
   closeDelimited: false
 })
 
