@@ -11,6 +11,7 @@ const mockingModules = ["test/fs/fsyncDir.test.ts", "test/sync/localOpsNoHardLin
 export default defineConfig({
   test: {
     maxWorkers: cores === 1 ? 1 : Math.max(2, cores - 1),
+    globalSetup: ["test/support/runTmpdir.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [
