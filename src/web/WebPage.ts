@@ -76,7 +76,7 @@ export const webPageLayer = (
       // No sign-in for the page itself (the login form is on it): the Host check alone.
       yield* router.add("GET", "/", (request) =>
         isAllowedHost(request.headers.host, hosts)
-          ? Effect.flatMap(firstAnswer(request), (first) => page.index(request, first))
+          ? page.index(request, firstAnswer(request))
           : Effect.succeed(
               problem(403, "host not allowed: add the name you use to reach dlsync to server.allowed_hosts")
             )

@@ -27,8 +27,15 @@ export const deflatePiece = (plain: Uint8Array, last: boolean): Effect.Effect<De
     )
   })
 
-/** The gzip member of `pieces` in order; the last must be deflated as `last`. */
-export const gzipOfPieces = (pieces: ReadonlyArray<DeflatedPiece>): Uint8Array => {
+/** The gzip member of `pieces` in order, whole; the last must be deflated as `last`. */
+export const gzipOfPieces = (pieces: ReadonlyArray<DeflatedPiece>): Uint8Array =>
+  Buffer.concat([GZIP_HEADER, ...pieces.map((piece) => piece.deflated), gzipTrailer(pieces)])
+
+/** What opens a gzip member: its pieces' deflated bytes follow, then gzipTrailer. */
+export const GZIP_HEADER: Uint8Array = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]) // magic, deflate, no flags, no time, OS unknown
+
+/** What closes the gzip member of `pieces`: the CRC-32 and the length (mod 2^32) of their plain bytes. */
+export const gzipTrailer = (pieces: ReadonlyArray<DeflatedPiece>): Uint8Array => {
   let crc = 0
   let size = 0
   for (const piece of pieces) {
@@ -38,10 +45,5 @@ export const gzipOfPieces = (pieces: ReadonlyArray<DeflatedPiece>): Uint8Array =
   const trailer = Buffer.alloc(8)
   trailer.writeUInt32LE(crc >>> 0, 0)
   trailer.writeUInt32LE(size % 2 ** 32, 4)
-  return Buffer.concat([GZIP_HEADER, ...pieces.map((piece) => piece.deflated), trailer])
+  return trailer
 }
-
-// ---------------------------------------------------------------------------------------
-
-/** Magic, deflate, no flags, no time, no extra flags, OS unknown. */
-const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff])

@@ -7,10 +7,13 @@
  *
  *   GET /   index.html with its style and script inline (in `<style>` and
  *           `<script type="module">`, each allowed by its hash in the page's own
- *           Content-Security-Policy: no other script or style runs), and the first answer in
- *           its data block (firstAnswer.ts); `Cache-Control: no-store`, since it holds the
- *           status of now. Gzip-encoded for a client that accepts it: the fixed parts
- *           deflated once at start, the first answer per request (gzipPieces.ts).
+ *           Content-Security-Policy: no other script or style runs), then the first answer
+ *           in its data block (firstAnswer.ts); `Cache-Control: no-store`, since it holds the
+ *           status of now. Everything before the data block is fixed and goes out at once,
+ *           so the browser takes in the style and compiles the script while the first
+ *           answer is made (the module script runs when the page has been read to its end).
+ *           Gzip-encoded for a client that accepts it: the fixed parts deflated once at
+ *           start, the first answer per request (gzipPieces.ts).
  *
  * The index holds the data block empty (web/index.html) and names the assets in the exact
  * tags the build writes. Where no built page is found, or one that cannot be inlined (a
@@ -20,10 +23,10 @@
 import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { FIRST_ANSWER_ID, type FirstAnswer, inlineJson } from "./firstAnswer.ts"
-import { deflatePiece, gzipOfPieces } from "./gzipPieces.ts"
+import { deflatePiece, GZIP_HEADER, gzipTrailer } from "./gzipPieces.ts"
 import { contentSecurityPolicy, securityHeaders } from "./securityHeaders.ts"
 
 export const PAGE_DIR = "web"
@@ -35,10 +38,10 @@ export const DATA_SLOT = `<script type="application/json" id="${FIRST_ANSWER_ID}
 export interface PageAssets {
   /** The folder the page was made from; undefined when none could be served. */
   readonly dir: string | undefined
-  /** The page with `first` in it, every security header set (its own policy). */
+  /** The page with what `first` makes in it, every security header set (its own policy). */
   readonly index: (
     request: HttpServerRequest.HttpServerRequest,
-    first: FirstAnswer<unknown>
+    first: Effect.Effect<FirstAnswer<unknown>>
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }
 
@@ -63,20 +66,30 @@ export const loadPageAssets = Effect.fnUntraced(function* (candidates: ReadonlyA
   }
   const before = yield* deflatePiece(made.before, false)
   const after = yield* deflatePiece(made.after, true)
+  const opening = Buffer.concat([GZIP_HEADER, before.deflated])
   const policy = contentSecurityPolicy(made.hashes)
   const headers = { "cache-control": "no-store", vary: "accept-encoding" }
 
-  const index = (request: HttpServerRequest.HttpServerRequest, first: FirstAnswer<unknown>) =>
-    Effect.gen(function* () {
-      const data = Buffer.from(inlineJson(first))
-      const answer = !acceptsGzip(request)
-        ? HttpServerResponse.uint8Array(Buffer.concat([made.before, data, made.after]), { contentType: HTML, headers })
-        : HttpServerResponse.uint8Array(gzipOfPieces([before, yield* deflatePiece(data, false), after]), {
-            contentType: HTML,
-            headers: { ...headers, "content-encoding": "gzip" }
-          })
-      return securityHeaders(answer, policy)
-    })
+  const index = (request: HttpServerRequest.HttpServerRequest, first: Effect.Effect<FirstAnswer<unknown>>) => {
+    const data = Effect.map(first, (answer) => Buffer.from(inlineJson(answer)))
+    const gzip = acceptsGzip(request)
+    const rest: Effect.Effect<ReadonlyArray<Uint8Array>> = gzip
+      ? Effect.gen(function* () {
+          const piece = yield* deflatePiece(yield* data, false)
+          return [piece.deflated, after.deflated, gzipTrailer([before, piece, after])]
+        })
+      : Effect.map(data, (bytes) => [bytes, made.after])
+    const body = Stream.concat(Stream.succeed(gzip ? opening : made.before), Stream.fromIterableEffect(rest))
+    return Effect.succeed(
+      securityHeaders(
+        HttpServerResponse.stream(body, {
+          contentType: HTML,
+          headers: gzip ? { ...headers, "content-encoding": "gzip" } : headers
+        }),
+        policy
+      )
+    )
+  }
 
   return { dir, index } satisfies PageAssets
 })

@@ -2,9 +2,9 @@
  * The built page as the daemon serves it (src/web/pageAssets.ts), from a real build
  * (scripts/buildPage.ts): one answer with the style and the script inline, each allowed by
  * its hash and nothing else; the first answer in its data block, whatever a file's name
- * holds; the gzip answer (its fixed parts deflated at start) the same page; the page made at
- * start kept after a build replaced it on disk (an upgrade's `npm ci`); a build that cannot
- * be inlined refused with one line.
+ * holds, and all before it sent before it is made; the gzip answer (its fixed parts deflated
+ * at start) the same page; the page made at start kept after a build replaced it on disk (an
+ * upgrade's `npm ci`); a build that cannot be inlined refused with one line.
  */
 import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
@@ -12,7 +12,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Zlib from "node:zlib"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { buildPage } from "../../scripts/buildPage.ts"
 import { FIRST_ANSWER_ID, type FirstAnswer } from "../../src/web/firstAnswer.ts"
@@ -28,7 +28,7 @@ const answerOf = async (response: HttpServerResponse.HttpServerResponse) => {
 
 /** The page's answer to `request`, read. */
 const serve = (page: PageAssets, request: HttpServerRequest.HttpServerRequest, first: FirstAnswer<unknown>) =>
-  Effect.flatMap(page.index(request, first), (response) => Effect.promise(() => answerOf(response)))
+  Effect.flatMap(page.index(request, Effect.succeed(first)), (response) => Effect.promise(() => answerOf(response)))
 
 /** A name that would end the data block and run a script, were it written as it is. */
 const HOSTILE_NAME = "</script><script>alert(1)</script><!--&-->\u2028.mkv"
@@ -63,10 +63,10 @@ describe("the built page", () => {
       const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)]
       assert.deepStrictEqual(
         scripts.map(([, attributes]) => attributes),
-        [` type="application/json" id="${FIRST_ANSWER_ID}"`, ' type="module"'],
-        "the data block, then the script: no other"
+        [' type="module"', ` type="application/json" id="${FIRST_ANSWER_ID}"`],
+        "the script, then the data block: no other"
       )
-      const [[, , data = ""] = [], [, , script = ""] = []] = scripts
+      const [[, , script = ""] = [], [, , data = ""] = []] = scripts
       assert.deepStrictEqual(JSON.parse(data), first)
       const style = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1] ?? ""
       assert.isAbove(style.length, 0)
@@ -75,6 +75,31 @@ describe("the built page", () => {
       assert.include(policy, `style-src ${sha256(style)};`)
       assert.include(policy, "default-src 'none'")
       assert.strictEqual(answer.headers.get("x-frame-options"), "DENY")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("sends the page up to its first answer before that answer is made", () =>
+    Effect.gen(function* () {
+      const page = yield* loadPageAssets([yield* freshBuild])
+      const first = signedIn("Movies/a.mkv")
+      const made = yield* Deferred.make<FirstAnswer<unknown>>()
+      const response = yield* page.index(get(), Deferred.await(made))
+      const reader = HttpServerResponse.toWeb(response).body?.getReader()
+      assert.isDefined(reader)
+      const opening = yield* Effect.promise(() => reader.read())
+      const head = Buffer.from(opening.value ?? []).toString("utf8")
+      assert.include(head, "<style>")
+      assert.include(head, '<script type="module">', "the script, to compile meanwhile")
+      assert.isTrue(head.endsWith(`<script type="application/json" id="${FIRST_ANSWER_ID}">`))
+      yield* Deferred.succeed(made, first)
+      const chunks = [Buffer.from(opening.value ?? [])]
+      for (;;) {
+        const next = yield* Effect.promise(() => reader.read())
+        if (next.done) break
+        chunks.push(Buffer.from(next.value))
+      }
+      const whole = yield* serve(page, get(), first)
+      assert.isTrue(Buffer.concat(chunks).equals(whole.body))
     }).pipe(Effect.scoped)
   )
 
