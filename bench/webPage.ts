@@ -154,7 +154,7 @@ try {
   }
   const [firstRender = 0, ...later] = renders
   console.log(
-    `first render of the overview: first ${ms(firstRender)}, median ${ms(median(later))} (fresh context each)`
+    `first render of the overview: first ${ms(firstRender)}, median ${ms(median(later))} (${ms(Math.min(...later))}–${ms(Math.max(...later))}; fresh context each)`
   )
   console.log(
     `  of which: the page's first byte at ${ms(median(htmlAt))}, the page read to its end at ${ms(median(parsedAt))} (medians)`
