@@ -3,8 +3,8 @@
  * only the piece that changes with each answer per answer. Every piece but the last ends on a
  * sync flush (byte-aligned, no final block), and no piece's back-references reach before its
  * own start, so the pieces' deflated bytes laid end to end are one deflate stream (RFC 1951)
- * of their plain bytes laid end to end; the gzip frame around them (RFC 1952) carries the
- * CRC-32 and the length of the whole.
+ * of their plain bytes laid end to end; the gzip frame around them (RFC 1952: GZIP_HEADER,
+ * the pieces' deflated bytes, gzipTrailer) carries the CRC-32 and the length of the whole.
  */
 import * as Zlib from "node:zlib"
 import { Effect } from "effect"
@@ -26,10 +26,6 @@ export const deflatePiece = (plain: Uint8Array, last: boolean): Effect.Effect<De
       (error, deflated) => resume(error === null ? Effect.succeed({ plain, deflated }) : Effect.die(error))
     )
   })
-
-/** The gzip member of `pieces` in order, whole; the last must be deflated as `last`. */
-export const gzipOfPieces = (pieces: ReadonlyArray<DeflatedPiece>): Uint8Array =>
-  Buffer.concat([GZIP_HEADER, ...pieces.map((piece) => piece.deflated), gzipTrailer(pieces)])
 
 /** What opens a gzip member: its pieces' deflated bytes follow, then gzipTrailer. */
 export const GZIP_HEADER: Uint8Array = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]) // magic, deflate, no flags, no time, OS unknown
