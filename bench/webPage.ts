@@ -3,11 +3,15 @@
  * measured from outside against the real daemon (`dlsync run`) and the emulator, with
  * `--files` files mirrored (64 bytes each, 100 folders):
  *
- *   bundle       the page's script and style as served, gzipped (dist/web/assets/*.gz)
+ *   bundle       the page's script and style, gzipped (dist/web/assets/*.gz), and the page as
+ *                served (those inline, with the status document), gzipped
  *   /api/status  time to answer (median and range of --runs, after a first) and JSON size
+ *   GET /        the page: its first bytes (the fixed part, sent at once) and its last (after
+ *                the status document), median and range of --runs after a first
  *   first render the overview in Chromium: from the navigation's start to the overview's
  *                first render with the status document (the page's User Timing mark),
- *                first and median of --runs loads, and when the HTML and the document came
+ *                first and median of --runs loads; and, medians, when the page's first byte
+ *                came and when it was read to its end (domInteractive)
  *   tabs         the daemon's RSS (/proc/<pid>/status) before and after --tabs pages hold
  *                the event stream open, each after the daemon has been idle a while
  *   stalled      a client of the event stream that stops reading (the stream alone on a
@@ -15,6 +19,7 @@
  *                was closed, against what was sent
  */
 import * as Fs from "node:fs"
+import * as Http from "node:http"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { chromium } from "playwright-core"
@@ -104,9 +109,24 @@ try {
     `/api/status: first ${ms(cold)}, median ${ms(median(warm))} (${ms(Math.min(...warm))}–${ms(Math.max(...warm))}), ${bytes} B`
   )
 
+  const firstBytes: Array<number> = []
+  const lastBytes: Array<number> = []
+  let pageBytes = 0
+  for (let run = 0; run <= runs; run++) {
+    const timing = await pageTiming(url)
+    firstBytes.push(timing.firstByte)
+    lastBytes.push(timing.lastByte)
+    pageBytes = timing.bytes
+  }
+  console.log(
+    `GET /: first byte median ${ms(median(firstBytes.slice(1)))} (${ms(Math.min(...firstBytes.slice(1)))}–${ms(Math.max(...firstBytes.slice(1)))}), ` +
+      `last byte median ${ms(median(lastBytes.slice(1)))} (${ms(Math.min(...lastBytes.slice(1)))}–${ms(Math.max(...lastBytes.slice(1)))}), ` +
+      `${pageBytes} B gzipped (${(pageBytes / 1024).toFixed(1)} KiB: script, style and status document)`
+  )
+
   const renders: Array<number> = []
   const htmlAt: Array<number> = []
-  const statusAt: Array<number> = []
+  const parsedAt: Array<number> = []
   for (let run = 0; run <= runs; run++) {
     const context = await browser.newContext()
     const page = await context.newPage()
@@ -116,29 +136,28 @@ try {
     renders.push(
       Number(await page.evaluate(`performance.getEntriesByName("dlsync-overview-rendered")[0]?.startTime ?? -1`))
     )
-    // Where the time went: the page's HTML and the status document received (ms from navigation).
+    // Where the time went: the page's first byte received, and the page read to its end (ms from navigation).
     const marks = await page.evaluate(
-      `[performance.getEntriesByType("navigation")[0]?.responseEnd ?? 0, performance.getEntriesByType("resource").find((e) => e.name.endsWith("/api/status"))?.responseEnd ?? 0]`
+      `[performance.getEntriesByType("navigation")[0]?.responseStart ?? 0, performance.getEntriesByType("navigation")[0]?.domInteractive ?? 0]`
     )
     if (run === runs) {
-      console.log(
-        await page.evaluate(
-          `performance.getEntriesByType("resource").map((e) => e.name.replace(location.origin, "") + " " + Math.round(e.startTime) + "–" + Math.round(e.responseEnd)).join("; ")`
-        )
+      const requests = await page.evaluate(
+        `performance.getEntriesByType("resource").map((e) => e.name.replace(location.origin, "") + " " + Math.round(e.startTime) + "–" + Math.round(e.responseEnd)).join("; ")`
       )
+      console.log(`  requests after the page's own (ms from navigation): ${String(requests) || "none"}`)
     }
     if (Array.isArray(marks)) {
       htmlAt.push(Number(marks[0]))
-      statusAt.push(Number(marks[1]))
+      parsedAt.push(Number(marks[1]))
     }
     await context.close()
   }
   const [firstRender = 0, ...later] = renders
   console.log(
-    `first render of the overview: first ${ms(firstRender)}, median ${ms(median(later))} (fresh context each)`
+    `first render of the overview: first ${ms(firstRender)}, median ${ms(median(later))} (${ms(Math.min(...later))}–${ms(Math.max(...later))}; fresh context each)`
   )
   console.log(
-    `  of which: HTML received at ${ms(median(htmlAt))}, the status document at ${ms(median(statusAt))} (medians)`
+    `  of which: the page's first byte at ${ms(median(htmlAt))}, the page read to its end at ${ms(median(parsedAt))} (medians)`
   )
 
   await settle(5000)
@@ -173,4 +192,21 @@ try {
   daemon.child.kill("SIGTERM")
   await daemon.exit.catch(() => undefined)
   await box.close()
+}
+
+/** One GET / as a browser asks it (gzip): when its first and last bytes came (ms), and its size as sent. */
+function pageTiming(origin: string): Promise<{ firstByte: number; lastByte: number; bytes: number }> {
+  const t0 = performance.now()
+  return new Promise((resolve, reject) => {
+    Http.get(`${origin}/`, { headers: { "accept-encoding": "gzip" } }, (response) => {
+      let firstByte = 0
+      let bytes = 0
+      response.on("data", (chunk: Buffer) => {
+        if (bytes === 0) firstByte = performance.now() - t0
+        bytes += chunk.length
+      })
+      response.on("end", () => resolve({ firstByte, lastByte: performance.now() - t0, bytes }))
+      response.on("error", reject)
+    }).on("error", reject)
+  })
 }

@@ -1,6 +1,7 @@
 /**
  * How the page writes numbers and times: the CLI's own units (src/transfer/progressFormat.ts,
- * the same as `dlsync status`), and times in the browser's locale and zone.
+ * the same as `dlsync status`), counts grouped alike in every locale, and times in the
+ * browser's locale and zone.
  */
 export { formatBytes, formatEta, formatRate } from "../src/transfer/progressFormat.ts"
 
@@ -24,5 +25,10 @@ export const relativeTime = (iso: string | number | null, now: number): string =
   return seconds < 0 ? `${text} ago` : seconds === 0 ? "now" : `in ${text}`
 }
 
-/** A whole number with the reader's digit grouping. */
-export const formatCount = (n: number): string => n.toLocaleString()
+/**
+ * A whole number, its digits from five on grouped by three with a narrow no-break space
+ * ("12 345", ISO 80000-1): read alike in every locale, and with no locale data, whose first
+ * use in a page (Intl's number formats) costs more than the overview's whole render.
+ */
+export const formatCount = (n: number): string =>
+  Math.abs(n) < 10_000 ? String(n) : String(n).replace(/\B(?=(\d{3})+(?!\d))/g, "\u202f")

@@ -1,7 +1,7 @@
 /**
- * What the page knows, kept current without polling: the status document (`GET /api/status`)
- * read once, then again only when the event stream (`GET /api/events`) says the mirror
- * changed; between two reads, the stream's sections (transfers, releases, controls) are
+ * What the page knows, kept current without polling: the status document (the one the page
+ * came with, else `GET /api/status`), then read again only when the event stream
+ * (`GET /api/events`) says the mirror changed; between two reads, the stream's sections (transfers, releases, controls) are
  * newer than the document's and shown instead. Each section has the document's shape, so a
  * view reads `view.transfers` the same whichever came last.
  */
@@ -57,9 +57,14 @@ const parse = <A>(event: Event): A | undefined => {
   return JSON.parse(event.data) as A
 }
 
-/** The live view; `onSignedOut` when the stream or the document says the session ended. */
-export const useLive = (onSignedOut: () => void): LiveView => {
-  const [status, setStatus] = useState<StatusDocument | null>(null)
+/**
+ * The live view, from the document `first` gives (null: read it now); `onSignedOut` when the
+ * stream or the document says the session ended.
+ */
+export const useLive = (onSignedOut: () => void, first: () => StatusDocument | null): LiveView => {
+  const [status, setStatus] = useState<StatusDocument | null>(first)
+  // Whether the first render had a document: taken on the first render only.
+  const hadFirst = useRef(status !== null)
   const [pushed, setPushed] = useState<Pushed>(NOTHING_PUSHED)
   const [events, setEvents] = useState<ReadonlyArray<PageEvent>>([])
   const [rate, setRate] = useState<ReadonlyArray<RateSample>>([])
@@ -101,7 +106,7 @@ export const useLive = (onSignedOut: () => void): LiveView => {
 
   // Right after the first render, not after the next frame (useEffect's wait: up to 100 ms).
   useLayoutEffect(() => {
-    void refresh()
+    if (!hadFirst.current) void refresh()
     const soon = () => {
       const state = reading.current
       if (state.timer !== undefined) return

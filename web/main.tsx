@@ -1,12 +1,14 @@
 /**
- * The web page: asks the server whether it must sign in (`GET /api/session`), then shows the
- * five views over the live view (live.ts), one at a time by the address's fragment
- * (#overview, #transfers, #releases, #problems, #activity), with Sync now, the links to
- * /metrics and the effective configuration, and one message region for what actions did.
+ * The web page: starts from the first answer its HTML carries (whether it must sign in, and
+ * the status document when it may read: src/web/firstAnswer.ts), so the overview renders
+ * with no request of its own; then shows the five views over the live view (live.ts), one at
+ * a time by the address's fragment (#overview, #transfers, #releases, #problems, #activity),
+ * with Sync now, the links to /metrics and the effective configuration, and one message
+ * region for what actions did. Without a first answer it asks `GET /api/session`.
  */
 import { render } from "preact"
 import { useCallback, useEffect, useLayoutEffect, useState } from "preact/hooks"
-import { ApiError, getSession, login, type SessionView, send } from "./api.ts"
+import { ApiError, getSession, login, readFirstAnswer, type SessionView, type StatusDocument, send } from "./api.ts"
 import { useLive } from "./live.ts"
 import { ActionButton, type Actions, ActionsContext } from "./ui.tsx"
 import { Activity } from "./views/Activity.tsx"
@@ -32,8 +34,24 @@ const viewOfHash = (): ViewName => {
   return isView(name) ? name : "overview"
 }
 
+/** Who reads the page: whether it asks for a password, and whether this visitor may read. */
+type Access = Pick<SessionView, "loginRequired" | "signedIn">
+
+const first = readFirstAnswer()
+
+let firstStatus = first?.status ?? null
+
+/** The HTML's status document, for the first dashboard only: one after a later sign-in reads its own. */
+const takeFirstStatus = (): StatusDocument | null => {
+  const status = firstStatus
+  firstStatus = null
+  return status
+}
+
 const App = () => {
-  const [session, setSession] = useState<SessionView | null>(null)
+  const [session, setSession] = useState<Access | null>(
+    first === undefined ? null : { loginRequired: first.loginRequired, signedIn: first.signedIn }
+  )
   const [failure, setFailure] = useState<string | null>(null)
   const ask = useCallback(() => {
     getSession().then(setSession, (cause: unknown) =>
@@ -41,14 +59,16 @@ const App = () => {
     )
   }, [])
   // Right after the render, not after the next frame (useEffect's wait: up to 100 ms).
-  useLayoutEffect(ask, [ask])
+  useLayoutEffect(() => {
+    if (first === undefined) ask()
+  }, [ask])
   if (failure !== null) return <p role="alert">dlsync did not answer: {failure}</p>
   if (session === null) return <p aria-busy="true">Loading…</p>
   if (!session.signedIn) return <Login onSignedIn={setSession} />
   return <Dashboard session={session} onSignedOut={ask} />
 }
 
-const Login = (props: { readonly onSignedIn: (view: SessionView) => void }) => {
+const Login = (props: { readonly onSignedIn: (view: Access) => void }) => {
   const [password, setPassword] = useState("")
   const [problem, setProblem] = useState<string | null>(null)
   return (
@@ -83,8 +103,8 @@ const Login = (props: { readonly onSignedIn: (view: SessionView) => void }) => {
   )
 }
 
-const Dashboard = (props: { readonly session: SessionView; readonly onSignedOut: () => void }) => {
-  const live = useLive(props.onSignedOut)
+const Dashboard = (props: { readonly session: Access; readonly onSignedOut: () => void }) => {
+  const live = useLive(props.onSignedOut, takeFirstStatus)
   const [view, setView] = useState<ViewName>(viewOfHash)
   const [message, setMessage] = useState<{ readonly text: string; readonly ok: boolean } | null>(null)
   useEffect(() => {

@@ -76,7 +76,7 @@ export const daemonLayer = (config: AppConfig) => {
   const listen = config.server.listen
   const server = Layer.unwrap(
     Effect.gen(function* () {
-      const context = yield* Effect.context<DaemonControl | Intake | EventStream>()
+      const context = yield* Effect.context<DaemonControl | Intake | EventStream | StatusSource>()
       return HealthServer.layer({
         listen,
         allowedHosts: config.server.allowed_hosts,

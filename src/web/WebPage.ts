@@ -2,8 +2,8 @@
  * The web page for the NAS owner, served by the daemon's status server (server.listen,
  * server/HealthServer.ts) beside the probes, and the JSON API it uses (the README's table):
  *
- *   GET  /, /assets/…        the page (pageAssets.ts), no secret in it: it signs in and reads
- *                            everything through the API
+ *   GET  /                   the page (pageAssets.ts) with its first answer (firstAnswer.ts):
+ *                            the status document when this visitor may read it; no secret
  *   GET  /api/session        { loginRequired, signedIn, csrfToken }      (WebAccess.ts)
  *   POST /api/login          { password } → 200 the session | 401 | 429
  *   POST /api/logout         200 {}
@@ -13,26 +13,28 @@
  *   …                        the daemon's controls (controlRoutes.ts), the releases (releaseRoutes.ts)
  *
  * Every route passes WebAccess (loopback: the Host check, and the CSRF token for writes;
- * beyond loopback: the sign-in too), and every answer carries the security headers
+ * beyond loopback: the sign-in too) but the page itself, which anyone of an allowed Host
+ * gets (its data only after the same check), and every answer carries the security headers
  * (securityHeaders.ts). This layer also puts WebAccess in front of /metrics and /api/status
  * (RouteAccess).
  */
 import * as Path from "node:path"
 import { Effect, Layer, Schema } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { effectiveView } from "../config/effectiveView.ts"
 import type { AppConfig } from "../config/loadConfig.ts"
 import { DaemonControl } from "../engine/DaemonControl.ts"
 import { Intake } from "../intake/Intake.ts"
 import { allowedHosts, isAllowedHost } from "../server/HostCheck.ts"
 import { isLoopback, type ListenAddress } from "../server/ListenAddress.ts"
-import { RouteAccess, type RouteHandler } from "../server/RouteAccess.ts"
-import { answered, json, jsonBody, pathParam } from "./apiAnswers.ts"
+import { RouteAccess } from "../server/RouteAccess.ts"
+import { StatusSource } from "../server/StatusSource.ts"
+import { answered, json, jsonBody } from "./apiAnswers.ts"
 import { addControlRoutes } from "./controlRoutes.ts"
 import { EventStream } from "./EventStream.ts"
+import type { FirstAnswer } from "./firstAnswer.ts"
 import { loadPageAssets, PAGE_DIR } from "./pageAssets.ts"
 import { addReleaseRoutes } from "./releaseRoutes.ts"
-import { securityHeaders } from "./securityHeaders.ts"
 import { makeWebAccess, problem } from "./WebAccess.ts"
 import { webPassword } from "./webPassword.ts"
 
@@ -44,7 +46,7 @@ export const webPageLayer = (
   listen: ListenAddress,
   /** Where the built page is looked for (default: the build's `dist/web`, from the sources or the bundle). */
   pageDirs: ReadonlyArray<string> = builtPageDirs()
-): Layer.Layer<RouteAccess, never, HttpRouter.HttpRouter | DaemonControl | Intake | EventStream> =>
+): Layer.Layer<RouteAccess, never, HttpRouter.HttpRouter | DaemonControl | Intake | EventStream | StatusSource> =>
   Layer.effect(
     RouteAccess,
     Effect.gen(function* () {
@@ -52,32 +54,32 @@ export const webPageLayer = (
       const control = yield* DaemonControl
       const intake = yield* Intake
       const events = yield* EventStream
+      const status = yield* StatusSource
       const hosts = allowedHosts(listen, config.server.allowed_hosts)
       const access = makeWebAccess({
         hosts,
         password: isLoopback(listen) ? null : yield* webPassword(config.server.password, config.mirror.state_dir)
       })
       const page = yield* loadPageAssets(pageDirs)
-      /** The page's files: no secret, so no sign-in; the Host check and the headers. */
-      const files =
-        <E, R>(serve: RouteHandler<E, R>): RouteHandler<E, R> =>
-        (request) =>
-          isAllowedHost(request.headers.host, hosts)
-            ? Effect.map(serve(request), securityHeaders)
-            : Effect.succeed(
-                problem(403, "host not allowed: add the name you use to reach dlsync to server.allowed_hosts")
-              )
+      /** What the page shows first: the status document only to a visitor who may read it. */
+      const firstAnswer = Effect.fnUntraced(function* (request: HttpServerRequest.HttpServerRequest) {
+        const { loginRequired, signedIn } = yield* access.session(request)
+        const document = signedIn
+          ? yield* Effect.catchDefect(status.document, (defect) =>
+              // The page asks /api/status itself then, and shows its answer.
+              Effect.as(Effect.logError("status document unavailable", defect), null)
+            )
+          : null
+        return { loginRequired, signedIn, status: document } satisfies FirstAnswer<unknown>
+      })
 
-      yield* router.add("GET", "/", files(page.index))
-      yield* router.add(
-        "GET",
-        "/assets/:name",
-        files((request) =>
-          Effect.flatMap(
-            Effect.orElseSucceed(pathParam("name"), () => ""),
-            (name) => page.asset(request, name)
-          )
-        )
+      // No sign-in for the page itself (the login form is on it): the Host check alone.
+      yield* router.add("GET", "/", (request) =>
+        isAllowedHost(request.headers.host, hosts)
+          ? page.index(request, firstAnswer(request))
+          : Effect.succeed(
+              problem(403, "host not allowed: add the name you use to reach dlsync to server.allowed_hosts")
+            )
       )
 
       yield* router.add(

@@ -1,34 +1,47 @@
 /**
- * The web page's files, as `npm run build` leaves them in `dist/web/` (scripts/build.ts):
- * `index.html` and `assets/<name>-<content hash>.<ext>`, each with a `.gz` beside it. Nothing
- * for a user to build; the daemon serves them as they are:
+ * The web page as the daemon serves it, made at start from the files `npm run build` leaves in
+ * `dist/web/` (scripts/buildPage.ts: `index.html` naming `assets/<name>-<content hash>.js`
+ * and `.css`). Nothing for a user to build; a build after the start changes nothing the
+ * running daemon serves. The page is one answer, so the overview renders with no request
+ * after it:
  *
- *   GET /                 index.html, `Cache-Control: no-cache` with an ETag (it names the
- *                         assets of its build, so it is asked for again, cheaply)
- *   GET /assets/<name>    an asset of the listing taken at start (no other name is ever a
- *                         path), `immutable` for a year: its name changes with its content
+ *   GET /   index.html with its style and script inline (in `<style>` and
+ *           `<script type="module">`, each allowed by its hash in the page's own
+ *           Content-Security-Policy: no other script or style runs), then the first answer
+ *           in its data block (firstAnswer.ts); `Cache-Control: no-store`, since it holds the
+ *           status of now. Everything before the data block is fixed and goes out at once,
+ *           so the browser takes in the style and compiles the script while the first
+ *           answer is made (the module script runs when the page has been read to its end).
+ *           Gzip-encoded for a client that accepts it: the fixed parts deflated once at
+ *           start, the first answer per request (gzipPieces.ts).
  *
- * Both gzip-encoded for a client that accepts it. The index is read at start with the
- * listing (a later build names assets the listing lacks; the build keeps the ones it
- * replaces, scripts/buildPage.ts); assets are read when asked for. Where no built page is
- * found (sources never built), the page is a one-line answer saying to run `npm run build`.
+ * The index holds the data block empty (web/index.html) and names the assets in the exact
+ * tags the build writes. Where no built page is found, or one that cannot be inlined (a
+ * script holding `</script` would end its own tag), the page is a one-line 503 saying what to
+ * do, and the start logs why.
  */
 import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { FIRST_ANSWER_ID, type FirstAnswer, inlineJson } from "./firstAnswer.ts"
+import { deflatePiece, GZIP_HEADER, gzipTrailer } from "./gzipPieces.ts"
+import { contentSecurityPolicy, securityHeaders } from "./securityHeaders.ts"
 
 export const PAGE_DIR = "web"
-export const ASSETS_DIR = "assets"
+const ASSETS_DIR = "assets"
+
+/** Where web/index.html holds the first answer. */
+export const DATA_SLOT = `<script type="application/json" id="${FIRST_ANSWER_ID}"></script>`
 
 export interface PageAssets {
-  /** The folder served; undefined when no built page was found. */
+  /** The folder the page was made from; undefined when none could be served. */
   readonly dir: string | undefined
-  readonly index: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse>
-  readonly asset: (
+  /** The page with what `first` makes in it, every security header set (its own policy). */
+  readonly index: (
     request: HttpServerRequest.HttpServerRequest,
-    name: string
+    first: Effect.Effect<FirstAnswer<unknown>>
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }
 
@@ -43,65 +56,96 @@ export const loadPageAssets = Effect.fnUntraced(function* (candidates: ReadonlyA
   }
   if (dir === undefined) {
     yield* Effect.logWarning(`the web page is not built (looked in ${candidates.join(", ")}); run \`npm run build\``)
-    const missing = Effect.succeed(
-      HttpServerResponse.text("the web page is not built: run `npm run build` where dlsync is installed\n", {
-        status: 503,
-        headers: { "cache-control": "no-store" }
-      })
-    )
-    return { dir, index: () => missing, asset: () => missing } satisfies PageAssets
+    return unservable("the web page is not built: run `npm run build` where dlsync is installed\n")
   }
   const root = dir
-  const assets = new Set(
-    (yield* Effect.promise(() => Fs.promises.readdir(Path.join(root, ASSETS_DIR)).catch(() => []))).filter(
-      (name) => !name.endsWith(".gz")
-    )
-  )
-  // The index as listed with its assets: a build after this start (kept in memory, half a
-  // KiB) names assets this listing does not hold.
-  const indexText = yield* Effect.promise(() => Fs.promises.readFile(Path.join(root, "index.html")))
-  const indexGzip = yield* Effect.promise(() =>
-    Fs.promises.readFile(Path.join(root, "index.html.gz")).catch(() => undefined)
-  )
-  const indexTag = `"${createHash("sha256").update(indexText).digest("base64url").slice(0, 22)}"`
-  const indexHeaders = { etag: indexTag, "cache-control": "no-cache", vary: "accept-encoding" }
+  const made = yield* Effect.promise(() => inlinePage(root))
+  if (typeof made === "string") {
+    yield* Effect.logError(`the web page in ${root} cannot be served: ${made}; run \`npm run build\` again`)
+    return unservable("the web page's build is broken: run `npm run build` where dlsync is installed\n")
+  }
+  const before = yield* deflatePiece(made.before, false)
+  const after = yield* deflatePiece(made.after, true)
+  const opening = Buffer.concat([GZIP_HEADER, before.deflated])
+  const policy = contentSecurityPolicy(made.hashes)
+  const headers = { "cache-control": "no-store", vary: "accept-encoding" }
 
-  const index = (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.succeed(
-      request.headers["if-none-match"] === indexTag
-        ? HttpServerResponse.empty({ status: 304, headers: indexHeaders })
-        : indexGzip !== undefined && acceptsGzip(request)
-          ? HttpServerResponse.uint8Array(indexGzip, {
-              contentType: HTML,
-              headers: { ...indexHeaders, "content-encoding": "gzip" }
-            })
-          : HttpServerResponse.uint8Array(indexText, { contentType: HTML, headers: indexHeaders })
-    )
-
-  const asset = (request: HttpServerRequest.HttpServerRequest, name: string) =>
-    !assets.has(name)
-      ? Effect.succeed(
-          HttpServerResponse.text("not found\n", { status: 404, headers: { "cache-control": "no-store" } })
-        )
-      : serveFile(request, Path.join(root, ASSETS_DIR, name), {
-          "cache-control": "public, max-age=31536000, immutable"
+  const index = (request: HttpServerRequest.HttpServerRequest, first: Effect.Effect<FirstAnswer<unknown>>) => {
+    const data = Effect.map(first, (answer) => Buffer.from(inlineJson(answer)))
+    const gzip = acceptsGzip(request)
+    const rest: Effect.Effect<ReadonlyArray<Uint8Array>> = gzip
+      ? Effect.gen(function* () {
+          const piece = yield* deflatePiece(yield* data, false)
+          return [piece.deflated, after.deflated, gzipTrailer([before, piece, after])]
         })
+      : Effect.map(data, (bytes) => [bytes, made.after])
+    const body = Stream.concat(Stream.succeed(gzip ? opening : made.before), Stream.fromIterableEffect(rest))
+    return Effect.succeed(
+      securityHeaders(
+        HttpServerResponse.stream(body, {
+          contentType: HTML,
+          headers: gzip ? { ...headers, "content-encoding": "gzip" } : headers
+        }),
+        policy
+      )
+    )
+  }
 
-  return { dir, index, asset } satisfies PageAssets
+  return { dir, index } satisfies PageAssets
 })
 
 // ---------------------------------------------------------------------------------------
 
 const HTML = "text/html; charset=utf-8"
 
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  ".html": HTML,
-  ".js": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
-  ".ico": "image/x-icon",
-  ".webmanifest": "application/manifest+json"
+/** The tags the build writes for the style and the script (scripts/buildPage.ts). */
+const STYLE_LINK = /<link rel="stylesheet" href="assets\/([^"/]+\.css)">/
+const SCRIPT_TAG = /<script type="module" src="assets\/([^"/]+\.js)"><\/script>/
+
+interface InlinePage {
+  /** The page up to the first answer, and from it on. */
+  readonly before: Buffer
+  readonly after: Buffer
+  /** The CSP hash sources of the inline script and style. */
+  readonly hashes: { readonly script: string; readonly style: string }
+}
+
+/** index.html of `dir` with its assets inline, cut where the first answer goes; or what is wrong. */
+const inlinePage = async (dir: string): Promise<InlinePage | string> => {
+  const index = await Fs.promises.readFile(Path.join(dir, "index.html"), "utf8")
+  const parts = index.split(DATA_SLOT)
+  const styleName = STYLE_LINK.exec(index)?.[1]
+  const scriptName = SCRIPT_TAG.exec(index)?.[1]
+  if (parts.length !== 2 || styleName === undefined || scriptName === undefined) {
+    return "index.html lacks its data block, its style's link or its script's tag"
+  }
+  const read = (name: string) => Fs.promises.readFile(Path.join(dir, ASSETS_DIR, name), "utf8").catch(() => undefined)
+  const [style, script] = await Promise.all([read(styleName), read(scriptName)])
+  if (style === undefined || script === undefined) return `assets/${styleName} or assets/${scriptName} is missing`
+  // The HTML parser ends a script at `</script` (and reads `<!--` in one specially), a style at `</style`.
+  if (/<\/script|<!--/i.test(script)) return `assets/${scriptName} holds "</script" or "<!--"`
+  if (/<\/style/i.test(style)) return `assets/${styleName} holds "</style"`
+  // Functions as replacements: the script's own `$&` and `$1` stay as they are.
+  const inline = (html: string) =>
+    html
+      .replace(STYLE_LINK, () => `<style>${style}</style>`)
+      .replace(SCRIPT_TAG, () => `<script type="module">${script}</script>`)
+  const [before = "", after = ""] = parts
+  return {
+    before: Buffer.from(inline(`${before}${DATA_SLOT.slice(0, DATA_SLOT.indexOf("</script>"))}`)),
+    after: Buffer.from(inline(`</script>${after}`)),
+    hashes: { script: hashSource(script), style: hashSource(style) }
+  }
+}
+
+const hashSource = (text: string): string => `'sha256-${createHash("sha256").update(text).digest("base64")}'`
+
+/** A page that answers only why it cannot be served. */
+const unservable = (why: string): PageAssets => {
+  const answer = Effect.succeed(
+    securityHeaders(HttpServerResponse.text(why, { status: 503, headers: { "cache-control": "no-store" } }))
+  )
+  return { dir: undefined, index: () => answer }
 }
 
 const exists = (path: string) =>
@@ -114,24 +158,3 @@ const exists = (path: string) =>
 
 const acceptsGzip = (request: HttpServerRequest.HttpServerRequest): boolean =>
   /\bgzip\b/.test(request.headers["accept-encoding"] ?? "")
-
-/** The file, gzip-encoded when the client accepts it and the build left a `.gz` beside it. */
-const serveFile = (
-  request: HttpServerRequest.HttpServerRequest,
-  path: string,
-  headers: Readonly<Record<string, string>>
-): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.promise(async () => {
-    const contentType = CONTENT_TYPES[Path.extname(path)] ?? "application/octet-stream"
-    const body = acceptsGzip(request) ? await Fs.promises.readFile(`${path}.gz`).catch(() => undefined) : undefined
-    if (body !== undefined) {
-      return HttpServerResponse.uint8Array(body, {
-        contentType,
-        headers: { ...headers, "content-encoding": "gzip", vary: "accept-encoding" }
-      })
-    }
-    return HttpServerResponse.uint8Array(await Fs.promises.readFile(path), {
-      contentType,
-      headers: { ...headers, vary: "accept-encoding" }
-    })
-  })

@@ -2,13 +2,15 @@
  * The web page's API over plain HTTP, against the real daemon on loopback (where nobody
  * signs in): a write needs the page's token and is refused when a browser says another
  * site sent it; a Host not this server's is refused; bodies are bounded; every answer carries
- * the strict headers and the page holds no inline script or style. One daemon for the file.
+ * the strict headers; the page's only script and style are its own, allowed by their hashes;
+ * the page carries the status document /api/status answers. One daemon for the file.
  * (A client that stops reading the event stream: eventStream.test.ts.)
  */
+import { createHash } from "node:crypto"
 import * as Net from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { type Sandbox, sandbox, seedSmallLibrary } from "../integration/harness.ts"
-import { csrfToken, type Daemon, ensurePageBuilt, startDaemon } from "./pageHarness.ts"
+import { csrfToken, type Daemon, ensurePageBuilt, firstAnswerBesideStatus, startDaemon } from "./pageHarness.ts"
 
 let box: Sandbox
 let daemon: Daemon
@@ -89,22 +91,32 @@ describe("the web page's API on loopback", () => {
     assert.strictEqual(past.status, 400)
   })
 
-  it("sends the strict headers; the page has no inline script or style", async () => {
+  it("sends the strict headers; the page's one script and one style are its own, allowed by their hashes", async () => {
     const page = await fetch(`${daemon.url}/`)
     const html = await page.text()
     for (const answer of [page, await fetch(`${daemon.url}/api/status`), await fetch(`${daemon.url}/api/session`)]) {
-      assert.include(answer.headers.get("content-security-policy"), "script-src 'self'")
+      assert.include(answer.headers.get("content-security-policy"), "default-src 'none'")
       assert.include(answer.headers.get("content-security-policy"), "frame-ancestors 'none'")
       assert.strictEqual(answer.headers.get("x-frame-options"), "DENY")
       assert.strictEqual(answer.headers.get("x-content-type-options"), "nosniff")
     }
-    assert.notMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, "every script is a file")
-    assert.notMatch(html, /<style|\sstyle=/, "no inline style")
-    const [, script] = /<script[^>]*src="([^"]+)"/.exec(html) ?? []
-    const asset = await fetch(`${daemon.url}/${script}`, { headers: { "accept-encoding": "gzip" } })
-    assert.strictEqual(asset.status, 200)
-    assert.include(asset.headers.get("cache-control"), "immutable")
+    const policy = page.headers.get("content-security-policy") ?? ""
+    const script = /<script type="module">([\s\S]*?)<\/script>/.exec(html)?.[1] ?? ""
+    const style = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1] ?? ""
+    assert.include(policy, `script-src 'sha256-${createHash("sha256").update(script).digest("base64")}';`)
+    assert.include(policy, `style-src 'sha256-${createHash("sha256").update(style).digest("base64")}';`)
+    assert.lengthOf(html.match(/<script/g) ?? [], 2, "the data block and the script: no other")
+    assert.notMatch(html, /\sstyle=|\ssrc=|<link rel="stylesheet"/, "no other script or style, nothing to fetch")
+    assert.strictEqual(page.headers.get("cache-control"), "no-store")
     assert.strictEqual((await fetch(`${daemon.url}/assets/..%2Fconfig.toml`)).status, 404)
+  })
+
+  it("carries the status document in the page, the one /api/status answers", async () => {
+    const { first, status } = await firstAnswerBesideStatus(daemon.url)
+    assert.deepStrictEqual(first, { loginRequired: false, signedIn: true, status })
+    assert.strictEqual(Object(status).root, box.root, "this daemon's document")
+    // fetch asks for gzip, as browsers do: the page above came gzip-encoded.
+    assert.strictEqual((await fetch(`${daemon.url}/`)).headers.get("content-encoding"), "gzip")
   })
 })
 

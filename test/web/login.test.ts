@@ -1,9 +1,10 @@
 /**
  * The web page beyond loopback (`server.listen = "0.0.0.0:…"`), the real daemon with the
  * password it generated and printed once: every request but the probes and the page's
- * own files needs a sign-in, also over 127.0.0.1 (a proxy on the host looks local); the page
- * asks for the password and opens a session (an HttpOnly, SameSite=Strict cookie); sign-out
- * ends it; wrong passwords from one address are banned (429). One daemon for the file.
+ * own files needs a sign-in, also over 127.0.0.1 (a proxy on the host looks local), and the
+ * page carries data only for a visitor signed in; the page asks for the password and opens a
+ * session (an HttpOnly, SameSite=Strict cookie); sign-out ends it; wrong passwords from one
+ * address are banned (429). One daemon for the file.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { type Sandbox, sandbox, seedSmallLibrary, waitUntil } from "../integration/harness.ts"
@@ -13,6 +14,8 @@ import {
   csrfToken,
   type Daemon,
   ensurePageBuilt,
+  firstAnswerBesideStatus,
+  firstAnswerOf,
   openBrowser,
   screenshot,
   startDaemon
@@ -59,6 +62,14 @@ describe("the web page beyond loopback", () => {
     assert.strictEqual(sync.status, 403)
     // The password is printed once, never logged.
     assert.notInclude(daemon.process.output().stderr, password)
+  })
+
+  it("puts no data in the page of a visitor not signed in; the document in that of one who is", async () => {
+    assert.deepStrictEqual(await firstAnswerOf(daemon.url), { loginRequired: true, signedIn: false, status: null })
+    const headers = { authorization: basic(password) }
+    const { first, status } = await firstAnswerBesideStatus(daemon.url, headers)
+    assert.deepStrictEqual(first, { loginRequired: true, signedIn: true, status })
+    assert.strictEqual(Object(status).root, box.root)
   })
 
   describe.skipIf(chromiumMissing !== undefined)(

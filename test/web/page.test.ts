@@ -11,7 +11,7 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import type { Page } from "playwright-core"
+import type { Page, Request } from "playwright-core"
 import { eventually, type Sandbox, sandbox, seedMany, seedSmallLibrary, waitUntil } from "../integration/harness.ts"
 import {
   type Browsing,
@@ -86,11 +86,22 @@ suite(`the web page in Chromium${chromiumMissing === undefined ? "" : ` (skipped
 
   it("loads every view with no console error and the strict headers", async () => {
     const { page, problems } = browsing
+    const asked: Array<string> = []
+    const ask = (request: Request) => asked.push(new URL(request.url()).pathname)
+    page.on("request", ask)
     const answer = await page.goto(daemon.url)
     assert.strictEqual(answer?.status(), 200)
     const headers = answer?.headers() ?? {}
-    assert.include(headers["content-security-policy"], "script-src 'self'")
+    assert.match(headers["content-security-policy"] ?? "", /script-src 'sha256-[^']+';/)
     assert.strictEqual(headers["x-frame-options"], "DENY")
+    assert.strictEqual(headers["content-encoding"], "gzip")
+    await page.getByRole("main", { name: "Overview" }).getByText("Mirror size").waitFor()
+    page.off("request", ask)
+    assert.deepStrictEqual(
+      asked.filter((path) => path !== "/api/events"),
+      ["/"],
+      "the overview rendered from the page alone"
+    )
     await page.getByText("live", { exact: true }).waitFor()
     for (const view of VIEWS) {
       await openView(page, view)

@@ -1,55 +1,155 @@
 /**
- * The built page as the daemon serves it (src/web/pageAssets.ts) and a build made while a
- * daemon runs (scripts/buildPage.ts, as `npm ci` or `npm run build` during an upgrade): the
- * running daemon keeps serving the page it listed at start, index and assets alike, so an
- * open browser never meets an index naming assets the daemon refuses.
+ * The built page as the daemon serves it (src/web/pageAssets.ts), from a real build
+ * (scripts/buildPage.ts): one answer with the style and the script inline, each allowed by
+ * its hash and nothing else; the first answer in its data block, whatever a file's name
+ * holds, and all before it sent before it is made; the gzip answer (its fixed parts deflated
+ * at start) the same page; the page made at start kept after a build replaced it on disk (an
+ * upgrade's `npm ci`); a build that cannot be inlined refused with one line.
  */
+import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Zlib from "node:zlib"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { buildPage } from "../../scripts/buildPage.ts"
-import { loadPageAssets } from "../../src/web/pageAssets.ts"
+import { FIRST_ANSWER_ID, type FirstAnswer } from "../../src/web/firstAnswer.ts"
+import { loadPageAssets, type PageAssets } from "../../src/web/pageAssets.ts"
 
-const get = (path: string, headers: Record<string, string> = {}) =>
-  HttpServerRequest.fromWeb(new Request(`http://127.0.0.1${path}`, { headers }))
+const get = (headers: Record<string, string> = {}) =>
+  HttpServerRequest.fromWeb(new Request("http://127.0.0.1/", { headers }))
 
-const text = async (response: HttpServerResponse.HttpServerResponse) => {
+const answerOf = async (response: HttpServerResponse.HttpServerResponse) => {
   const web = HttpServerResponse.toWeb(response)
-  return { status: web.status, headers: web.headers, body: await web.text() }
+  return { status: web.status, headers: web.headers, body: Buffer.from(await web.arrayBuffer()) }
 }
 
+/** The page's answer to `request`, read. */
+const serve = (page: PageAssets, request: HttpServerRequest.HttpServerRequest, first: FirstAnswer<unknown>) =>
+  Effect.flatMap(page.index(request, Effect.succeed(first)), (response) => Effect.promise(() => answerOf(response)))
+
+/** A name that would end the data block and run a script, were it written as it is. */
+const HOSTILE_NAME = "</script><script>alert(1)</script><!--&-->\u2028.mkv"
+
+const signedIn = (path: string): FirstAnswer<unknown> => ({
+  loginRequired: false,
+  signedIn: true,
+  status: { failures: [{ path, remoteId: null, attempts: 1, reason: "a <b>reason</b>" }] }
+})
+
+/** A fresh build in a temporary folder, removed with the scope. */
+const freshBuild = Effect.gen(function* () {
+  const out = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-page-")), "web")
+  yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(Path.dirname(out), { recursive: true, force: true })))
+  yield* Effect.promise(() => buildPage(out))
+  return out
+})
+
+const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`
+
 describe("the built page", () => {
-  it.live("keeps serving the page listed at start after a build replaced it on disk", () =>
+  it.live("is one answer: its style and script inline and allowed by their hashes, the first answer in its block", () =>
     Effect.gen(function* () {
-      const out = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "dlsync-page-")), "web")
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => Fs.rmSync(Path.dirname(out), { recursive: true, force: true }))
+      const page = yield* loadPageAssets([yield* freshBuild])
+      const first = signedIn(`Movies/${HOSTILE_NAME}`)
+      const answer = yield* serve(page, get(), first)
+      assert.strictEqual(answer.status, 200)
+      assert.strictEqual(answer.headers.get("cache-control"), "no-store", "it holds the status of now")
+      const html = answer.body.toString("utf8")
+      assert.notMatch(html, /<script[^>]*\bsrc=|<link rel="stylesheet"/, "nothing more to fetch")
+      assert.notInclude(html, "<script>alert(1)", "no name opens markup")
+      const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)]
+      assert.deepStrictEqual(
+        scripts.map(([, attributes]) => attributes),
+        [' type="module"', ` type="application/json" id="${FIRST_ANSWER_ID}"`],
+        "the script, then the data block: no other"
       )
-      yield* Effect.promise(() => buildPage(out))
+      const [[, , script = ""] = [], [, , data = ""] = []] = scripts
+      assert.deepStrictEqual(JSON.parse(data), first)
+      const style = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1] ?? ""
+      assert.isAbove(style.length, 0)
+      const policy = answer.headers.get("content-security-policy") ?? ""
+      assert.include(policy, `script-src ${sha256(script)};`)
+      assert.include(policy, `style-src ${sha256(style)};`)
+      assert.include(policy, "default-src 'none'")
+      assert.strictEqual(answer.headers.get("x-frame-options"), "DENY")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("sends the page up to its first answer before that answer is made", () =>
+    Effect.gen(function* () {
+      const page = yield* loadPageAssets([yield* freshBuild])
+      const first = signedIn("Movies/a.mkv")
+      const made = yield* Deferred.make<FirstAnswer<unknown>>()
+      const response = yield* page.index(get(), Deferred.await(made))
+      const reader = HttpServerResponse.toWeb(response).body?.getReader()
+      assert.isDefined(reader)
+      const opening = yield* Effect.promise(() => reader.read())
+      const head = Buffer.from(opening.value ?? []).toString("utf8")
+      assert.include(head, "<style>")
+      assert.include(head, '<script type="module">', "the script, to compile meanwhile")
+      assert.isTrue(head.endsWith(`<script type="application/json" id="${FIRST_ANSWER_ID}">`))
+      yield* Deferred.succeed(made, first)
+      const chunks = [Buffer.from(opening.value ?? [])]
+      for (;;) {
+        const next = yield* Effect.promise(() => reader.read())
+        if (next.done) break
+        chunks.push(Buffer.from(next.value))
+      }
+      const whole = yield* serve(page, get(), first)
+      assert.isTrue(Buffer.concat(chunks).equals(whole.body))
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("answers gzip with the same page, for any first answer", () =>
+    Effect.gen(function* () {
+      const page = yield* loadPageAssets([yield* freshBuild])
+      const many = Array.from({ length: 5000 }, (_, i) => `Folder ${i % 7}/file-${i}.mkv`)
+      for (const first of [
+        signedIn(HOSTILE_NAME),
+        { loginRequired: true, signedIn: false, status: null },
+        { loginRequired: false, signedIn: true, status: { locallyDeleted: many } }
+      ]) {
+        const plain = yield* serve(page, get(), first)
+        const zipped = yield* serve(page, get({ "accept-encoding": "gzip, deflate, br" }), first)
+        assert.isNull(plain.headers.get("content-encoding"))
+        assert.strictEqual(zipped.headers.get("content-encoding"), "gzip")
+        assert.isBelow(zipped.body.length, plain.body.length)
+        assert.isTrue(Zlib.gunzipSync(zipped.body).equals(plain.body))
+      }
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("keeps serving the page made at start after a build replaced it on disk", () =>
+    Effect.gen(function* () {
+      const out = yield* freshBuild
       const page = yield* loadPageAssets([out])
-      const firstResponse = yield* page.index(get("/"))
-      const first = yield* Effect.promise(() => text(firstResponse))
-      assert.strictEqual(first.status, 200)
-      const [, script] = /src="assets\/([^"]+)"/.exec(first.body) ?? []
-      assert.isString(script)
-
-      // What a build of other sources leaves: an index naming other assets.
+      const first = signedIn("Movies/a.mkv")
+      const before = yield* serve(page, get(), first)
+      // What a build of other sources leaves: an index naming other assets, the old ones gone.
       const index = Path.join(out, "index.html")
-      Fs.writeFileSync(index, Fs.readFileSync(index, "utf8").replace(script ?? "", "main-NEWBUILD.js"))
-      Fs.rmSync(`${index}.gz`)
+      Fs.writeFileSync(index, Fs.readFileSync(index, "utf8").replaceAll(/assets\/(main|page)-\w+/g, "assets/$1-NEW"))
+      for (const name of Fs.readdirSync(Path.join(out, "assets"))) Fs.rmSync(Path.join(out, "assets", name))
+      const after = yield* serve(page, get(), first)
+      assert.isTrue(after.body.equals(before.body), "the page made at start")
+      assert.strictEqual(after.headers.get("content-security-policy"), before.headers.get("content-security-policy"))
+    }).pipe(Effect.scoped)
+  )
 
-      const againResponse = yield* page.index(get("/"))
-      const again = yield* Effect.promise(() => text(againResponse))
-      assert.strictEqual(again.body, first.body, "the index of the listing taken at start")
-      const asset = yield* page.asset(get(`/assets/${script}`), script ?? "")
-      assert.strictEqual(HttpServerResponse.toWeb(asset).status, 200)
-      const zipped = yield* page.index(get("/", { "accept-encoding": "gzip, br" }))
-      assert.strictEqual(HttpServerResponse.toWeb(zipped).headers.get("content-encoding"), "gzip")
-      const cached = yield* page.index(get("/", { "if-none-match": again.headers.get("etag") ?? "" }))
-      assert.strictEqual(HttpServerResponse.toWeb(cached).status, 304)
+  it.live("refuses a build whose script would end its own tag, with one line", () =>
+    Effect.gen(function* () {
+      const out = yield* freshBuild
+      const [script = ""] = Fs.readdirSync(Path.join(out, "assets")).filter((name) => name.endsWith(".js"))
+      Fs.appendFileSync(Path.join(out, "assets", script), '\nconsole.log("</script>")\n')
+      const page = yield* loadPageAssets([out])
+      const answer = yield* serve(page, get(), signedIn("a"))
+      assert.strictEqual(answer.status, 503)
+      assert.strictEqual(
+        answer.body.toString(),
+        "the web page's build is broken: run `npm run build` where dlsync is installed\n"
+      )
     }).pipe(Effect.scoped)
   )
 

@@ -7,8 +7,10 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { isDeepStrictEqual } from "node:util"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { buildPage, pageIsFresh } from "../../scripts/buildPage.ts"
+import { FIRST_ANSWER_ID } from "../../src/web/firstAnswer.ts"
 import { eventually, freePort, type Sandbox, type Spawned } from "../integration/harness.ts"
 
 export const CHROMIUM = process.env.DLSYNC_TEST_CHROMIUM ?? "/usr/bin/chromium"
@@ -136,4 +138,35 @@ export const csrfToken = async (url: string, cookie = ""): Promise<string> => {
     throw new Error(`no CSRF token in ${JSON.stringify(body)}`)
   }
   return body.csrfToken
+}
+
+/** The first answer a page of this server carries (its data block), read from `url`'s page. */
+export const firstAnswerOf = async (url: string, headers: Record<string, string> = {}): Promise<unknown> => {
+  const html = await (await fetch(`${url}/`, { headers })).text()
+  const data = new RegExp(`<script type="application/json" id="${FIRST_ANSWER_ID}">([^<]*)</script>`).exec(html)?.[1]
+  if (data === undefined) throw new Error("the page has no data block")
+  return JSON.parse(data)
+}
+
+/**
+ * The page's first answer and `/api/status`, read one after the other until they agree: the
+ * document holds the ages of things in whole seconds and the disk's free space, which a
+ * second or another writer on the disk moves between two reads.
+ */
+export const firstAnswerBesideStatus = async (
+  url: string,
+  headers: Record<string, string> = {}
+): Promise<{ readonly first: unknown; readonly status: unknown }> => {
+  let last: { first: unknown; status: unknown } = { first: undefined, status: undefined }
+  await eventually(
+    async () => {
+      const first = await firstAnswerOf(url, headers)
+      const status: unknown = await (await fetch(`${url}/api/status`, { headers })).json()
+      last = { first, status }
+      return isDeepStrictEqual(Object(first).status, status)
+    },
+    "the page's document and /api/status alike",
+    30_000
+  )
+  return last
 }
