@@ -4,7 +4,8 @@
  * hands each outcome to the record step at once.
  *
  *   downloads ─► landed before a crash? ─► recordDownload
- *            └► planZipJobs (zipGroups.ts) ─► ZIP jobs (transfer/zip): each landing batch ─►
+ *            └► planZipJobs (zipGroups.ts) ─► ZIP jobs (transfer/zip; each slot asks for its next
+ *            │     archive's link while one streams): each landing batch ─►
  *            │     recordDownload of the batch, in one store commit
  *            │                   └─ files an archive did not bring ─┐
  *            └► per-file (one fiber each) ◄─────────────────────────┘
@@ -31,6 +32,7 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Semaphore } from "effect"
 import { ApiError, RateLimited } from "../api/ApiError.ts"
+import type { SignedLink } from "../api/schemas/files.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { looksLanded } from "../domain/LocalEntry.ts"
 import type { MirrorEvents } from "../events/MirrorEvents.ts"
@@ -191,7 +193,10 @@ export class TransferDownloads extends Context.Service<
             )
 
       /** One ZIP job, then the per-file path for the files its archives did not bring. */
-      const zipJob = Effect.fnUntraced(function* (job: ReadonlyArray<DownloadAction>) {
+      const zipJob = Effect.fnUntraced(function* (
+        job: ReadonlyArray<DownloadAction>,
+        link: Effect.Effect<SignedLink, ApiError>
+      ) {
         const landed: Array<DownloadOutcome> = []
         const record = (landings: ReadonlyArray<Landing>) => {
           const outcomes = landings.map(
@@ -203,7 +208,7 @@ export class TransferDownloads extends Context.Service<
           landed.push(...outcomes)
           return recordAll(outcomes)
         }
-        const { perFile } = yield* zip.run(ops.root, job, record)
+        const { perFile } = yield* zip.run(ops.root, job, record, link)
         if (perFile.length > 0) {
           yield* Effect.logInfo("files of a ZIP archive taken one by one").pipe(
             Effect.annotateLogs({
@@ -243,13 +248,25 @@ export class TransferDownloads extends Context.Service<
         }
         yield* recordAll(before)
         const plan = planZipJobs(rest, zip.thresholds, yield* zip.prepare(ops.root, rest))
+        const links = yield* Effect.forEach(plan.zips, zip.link)
         const byId = new Map(downloads.map((a) => [a.item.id, a]))
         const outcomes = yield* Effect.scoped(
           Effect.gen(function* () {
             yield* Effect.forkScoped(sample(byId))
             const [zipped, single] = yield* Effect.all(
               [
-                Effect.forEach(plan.zips, zipJob, { concurrency: zip.thresholds.jobsAtOnce }),
+                Effect.forEach(
+                  plan.zips,
+                  (job, i) =>
+                    Effect.gen(function* () {
+                      // The link of the archive this slot takes next is asked for while this one
+                      // streams: no round trip to the service between two archives.
+                      const ahead = links[i + zip.thresholds.jobsAtOnce]
+                      if (ahead !== undefined) yield* Effect.forkScoped(Effect.ignore(ahead))
+                      return yield* zipJob(job, links[i] ?? Effect.die("no link for a ZIP job"))
+                    }),
+                  { concurrency: zip.thresholds.jobsAtOnce }
+                ),
                 Effect.forEach(plan.perFile, one, { concurrency: DOWNLOAD_FIBERS })
               ],
               { concurrency: 2 }
