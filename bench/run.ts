@@ -37,7 +37,9 @@
  * `--only zip` times whole `run --once` processes on 2,000 × 64 KiB in one folder (the ZIP
  * path, issue 38) against rclone, and with 50 ms of latency on every API request against
  * dlsync's own per-file path; the archives come through nginx, which forwards them to the
- * emulator that builds them.
+ * emulator that builds them. `--only zip --hold` sets it up, writes the environment of one
+ * dlsync run to `<dir>/zip.env` and `<dir>/zip-latency.env`, and waits for Ctrl-C: a process
+ * run by hand there (e.g. under `--cpu-prof`) meets the same account, emulator and nginx.
  */
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
@@ -79,6 +81,7 @@ const { values: args } = parseArgs({
     "dlsync-node-flags": { type: "string" },
     "dlsync-env": { type: "string" },
     rows: { type: "string" },
+    hold: { type: "boolean", default: false },
     dir: { type: "string", default: "/tmp/dlsync-bench" }
   }
 })
@@ -189,7 +192,12 @@ const main = async () => {
         }
         return { ...peers, cli, api: started.api, emulatorPid: started.child.pid ?? 0 }
       }
-      zipSection(await zipAccount("z", zipCdn.plain, 0), await zipAccount("zl", zipCdn.slow, ZIP_LATENCY_MS))
+      const zipAccounts = [
+        await zipAccount("z", zipCdn.plain, 0),
+        await zipAccount("zl", zipCdn.slow, ZIP_LATENCY_MS)
+      ] as const
+      if (args.hold === true) await holdZip(...zipAccounts)
+      else zipSection(...zipAccounts)
     }
     if (wanted("small") || wanted("resume")) {
       await bundleRunner(Path.join(import.meta.dirname, "support", "dlsyncRun.ts"), Path.dirname(RUNNER))
@@ -451,7 +459,12 @@ const dlsyncOnce = (
   // unless they include --max-semi-space-size.
   const started = nodeFlags.length === 0 ? [w.cli] : [NODE, ...nodeFlags, w.cli]
   const [command = NODE, ...rest] = [...prefix, ...started, "run", "--once"]
-  return measure(which(command) ?? command, rest, {
+  return measure(which(command) ?? command, rest, dlsyncEnv(w, extraEnv))
+}
+
+/** The environment of a whole dlsync process: configured as a user would, everything else on its defaults. */
+const dlsyncEnv = (w: Whole, extraEnv: Record<string, string>): Record<string, string> => {
+  return {
     // The launcher's `node` is the Node that runs the benchmark.
     PATH: `${Path.dirname(NODE)}:${process.env.PATH ?? ""}`,
     HOME: DIR,
@@ -465,7 +478,7 @@ const dlsyncOnce = (
     DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
     DLSYNC_LOG_LEVEL: args.verbose === true ? "info" : "warn",
     ...extraEnv
-  })
+  }
 }
 
 const rclone4 = (p: Peers) => [
@@ -613,6 +626,32 @@ const RCLONE_T4 = "rclone --transfers 4 (page cache)"
 const RCLONE_T8 = "rclone --transfers 8 (page cache)"
 /** dlsync on its own per-file path. */
 const PER_FILE = { DLSYNC_TRANSFERS_ZIP_MIN_FILES: "0" }
+
+/**
+ * `--hold`: the environment of one dlsync run on each account, written for a shell to source
+ * (`set -a; . zip.env; set +a; rm -rf "$DLSYNC_MIRROR_ROOT" "$DLSYNC_MIRROR_STATE_DIR"; dlsync run --once`),
+ * until SIGINT or SIGTERM.
+ */
+const holdZip = async (plain: ZipAccount, slow: ZipAccount) => {
+  const write = (name: string, account: ZipAccount) => {
+    const env = dlsyncEnv(account, {})
+    const file = Path.join(DIR, name)
+    Fs.writeFileSync(
+      file,
+      `${Object.entries(env)
+        .map(([k, v]) => `${k}='${v}'`)
+        .join("\n")}\nBENCH_DLSYNC_CLI='${account.cli}'\n`
+    )
+    console.log(`${file} (emulator pid ${account.emulatorPid})`)
+  }
+  write("zip.env", plain)
+  write("zip-latency.env", slow)
+  console.log("holding the zip section's setup until Ctrl-C (SIGINT or SIGTERM)")
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve)
+    process.once("SIGTERM", resolve)
+  })
+}
 
 interface ZipAccount extends Whole {
   /** The emulator building the archives: its CPU shares the cores with dlsync's. */
