@@ -620,6 +620,7 @@ const ZIP_DLSYNC = "dlsync run --once (ZIP archives)"
 const ZIP_PER_FILE = "dlsync run --once, per file (zip_min_files = 0)"
 const ZIP_SLOW = `dlsync run --once (ZIP archives), ${ZIP_LATENCY_MS} ms API latency`
 const ZIP_SLOW_PER_FILE = `dlsync run --once, per file, ${ZIP_LATENCY_MS} ms API latency`
+const ZIP_FLOOR = "Node floor: archives, batch fsync (diag.)"
 const RCLONE_T4_SYNC = "rclone --transfers 4 && sync -f"
 const RCLONE_T8_SYNC = "rclone --transfers 8 && sync -f"
 const RCLONE_T4 = "rclone --transfers 4 (page cache)"
@@ -674,20 +675,32 @@ const zipSection = (plain: ZipAccount, slow: ZipAccount) => {
   const durableDir = (argv: ReadonlyArray<string>): Measured =>
     measure("/bin/sh", ["-c", '"$@" && sync -f "$0"', OUT, ...resolved(argv)])
   /** dlsync's run with the CPU its emulator spent meanwhile (building archives, answering links). */
-  const withService = (account: ZipAccount, extraEnv: Record<string, string> = {}): Measured => {
+  const withService = (account: ZipAccount, run: () => Measured): Measured => {
     const before = processCpuSeconds(account.emulatorPid)
-    const m = dlsyncOnce(account, [], [], extraEnv)
+    const m = run()
     return { ...m, serviceCpuSeconds: processCpuSeconds(account.emulatorPid) - before }
   }
+  const dlsyncOn = (account: ZipAccount, extraEnv: Record<string, string> = {}) =>
+    withService(account, () => dlsyncOnce(account, [], [], extraEnv))
+  /** The same work in a bare Node process (support/zipFloor.ts): listing, archives, batched landings. */
+  const floor = () =>
+    withService(plain, () =>
+      measure(
+        NODE,
+        [Path.join(import.meta.dirname, "support", "zipFloor.ts"), plain.api.baseUrl, plain.api.apiKey, OUT],
+        plain.env
+      )
+    )
   const tools: Record<string, () => Measured> = {
-    [ZIP_DLSYNC]: () => withService(plain),
+    [ZIP_DLSYNC]: () => dlsyncOn(plain),
+    [ZIP_FLOOR]: floor,
     [RCLONE_T4_SYNC]: () => durableDir(rclone(4)),
     [RCLONE_T8_SYNC]: () => durableDir(rclone(8)),
     [RCLONE_T4]: () => peer(rclone(4)),
     [RCLONE_T8]: () => peer(rclone(8)),
-    [ZIP_PER_FILE]: () => withService(plain, PER_FILE),
-    [ZIP_SLOW]: () => withService(slow),
-    [ZIP_SLOW_PER_FILE]: () => withService(slow, PER_FILE)
+    [ZIP_PER_FILE]: () => dlsyncOn(plain, PER_FILE),
+    [ZIP_SLOW]: () => dlsyncOn(slow),
+    [ZIP_SLOW_PER_FILE]: () => dlsyncOn(slow, PER_FILE)
   }
   const results = rounds(tools, () => {
     const dir = Fs.existsSync(Path.join(OUT, "small")) ? Path.join(OUT, "small") : OUT
@@ -710,6 +723,9 @@ const zipSection = (plain: ZipAccount, slow: ZipAccount) => {
     ])
   )
   console.log("(service CPU: the emulator building the archives or answering link requests, on the same 2 cores.)")
+  console.log(
+    "(Node floor: a bare Node 24 process listing the account, asking for the same archives and landing their members in batches as dlsync does; see support/zipFloor.ts.)"
+  )
   const ratio = pairRatio(results)
   const better = (a: string, b: string) => (at: (row: string) => Measured) => Math.min(wall(at(a)), wall(at(b)))
   const durableBest = better(RCLONE_T4_SYNC, RCLONE_T8_SYNC)
@@ -737,6 +753,14 @@ const zipSection = (plain: ZipAccount, slow: ZipAccount) => {
       0.1,
       "≥ 10× its per-file path"
     ),
+    goal(
+      `${ZIP_FLOOR} wall / the better rclone && sync -f`,
+      pairwise(results, (at) => wall(at(ZIP_FLOOR)) / durableBest(at)),
+      undefined,
+      "what any Node program reaches here"
+    ),
+    goal(`${ZIP_DLSYNC} wall / ${ZIP_FLOOR}`, ratio(ZIP_DLSYNC, ZIP_FLOOR, wall), undefined, "dlsync's own"),
+    goal(`${ZIP_DLSYNC} CPU s / ${ZIP_FLOOR}`, ratio(ZIP_DLSYNC, ZIP_FLOOR, cpu), undefined),
     goal(`${ZIP_DLSYNC} wall / ${ZIP_PER_FILE}`, ratio(ZIP_DLSYNC, ZIP_PER_FILE, wall), undefined, "no latency"),
     goal(`${ZIP_DLSYNC} CPU s / ${ZIP_PER_FILE}`, ratio(ZIP_DLSYNC, ZIP_PER_FILE, cpu), undefined),
     goal("dlsync (ZIP rows) peak RSS MB", rss, 100, "whole process", 0)
