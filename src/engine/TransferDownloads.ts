@@ -71,6 +71,29 @@ export const LEGACY_STAGING_DIR = ".dlsync/partial/landing"
 /** How often the bytes of running downloads are sampled for app state. */
 export const PROGRESS_SAMPLE_MS = 1_000
 
+/**
+ * Whether something may be at `path` (relative to `root`): one listing per folder, read
+ * once, instead of an lstat per download. Only a "no" is acted on (nothing to look at);
+ * a name listed, or a folder that cannot be listed, still gets the full check (names are
+ * compared composed, as a file system that decomposes them would list them).
+ */
+const namesPresent = (root: string): ((path: string) => boolean) => {
+  const folders = new Map<string, ReadonlySet<string> | undefined>()
+  return (path) => {
+    const folder = NodePath.dirname(path)
+    if (!folders.has(folder)) {
+      try {
+        folders.set(folder, new Set(Fs.readdirSync(NodePath.join(root, folder)).map((name) => name.normalize("NFC"))))
+      } catch (e) {
+        const missing = e instanceof Error && "code" in e && (e.code === "ENOENT" || e.code === "ENOTDIR")
+        folders.set(folder, missing ? new Set() : undefined)
+      }
+    }
+    const names = folders.get(folder)
+    return names === undefined || names.has(NodePath.basename(path).normalize("NFC"))
+  }
+}
+
 /** A download the service's rate limit holds beyond what the engine waits: no outcome yet. */
 interface HeldByRateLimit {
   readonly _tag: "RateLimited"
@@ -130,9 +153,12 @@ export class TransferDownloads extends Context.Service<
        * A file landed before a crash: the entry still pending with nothing written, the
        * verified file at its path with the remote size and the mtime dlsync sets.
        */
-      const landedBeforeCrash = Effect.fnUntraced(function* (action: DownloadAction) {
+      const landedBeforeCrash = Effect.fnUntraced(function* (
+        action: DownloadAction,
+        present: (path: string) => boolean
+      ) {
         const { item, path, replace } = action
-        if (replace !== null) return undefined
+        if (replace !== null || !present(path)) return undefined
         const there = yield* Effect.orElseSucceed(ops.lstat(path), () => undefined)
         const entry = yield* store.local.byRemoteId(item.id)
         if (
@@ -241,8 +267,9 @@ export class TransferDownloads extends Context.Service<
         ).pipe(Effect.provide(context))
         const before: Array<DownloadOutcome> = []
         const rest: Array<DownloadAction> = []
+        const present = namesPresent(ops.root)
         for (const action of downloads) {
-          const landed = yield* landedBeforeCrash(action)
+          const landed = yield* landedBeforeCrash(action, present)
           if (landed === undefined) rest.push(action)
           else before.push(landed)
         }
