@@ -621,6 +621,7 @@ const ZIP_PER_FILE = "dlsync run --once, per file (zip_min_files = 0)"
 const ZIP_SLOW = `dlsync run --once (ZIP archives), ${ZIP_LATENCY_MS} ms API latency`
 const ZIP_SLOW_PER_FILE = `dlsync run --once, per file, ${ZIP_LATENCY_MS} ms API latency`
 const ZIP_FLOOR = "Node floor: archives, batch fsync (diag.)"
+const ZIP_SLOW_FLOOR = `Node floor: archives, batch fsync, ${ZIP_LATENCY_MS} ms API latency (diag.)`
 const RCLONE_T4_SYNC = "rclone --transfers 4 && sync -f"
 const RCLONE_T8_SYNC = "rclone --transfers 8 && sync -f"
 const RCLONE_T4 = "rclone --transfers 4 (page cache)"
@@ -683,24 +684,25 @@ const zipSection = (plain: ZipAccount, slow: ZipAccount) => {
   const dlsyncOn = (account: ZipAccount, extraEnv: Record<string, string> = {}) =>
     withService(account, () => dlsyncOnce(account, [], [], extraEnv))
   /** The same work in a bare Node process (support/zipFloor.ts): listing, archives, batched landings. */
-  const floor = () =>
-    withService(plain, () =>
+  const floor = (account: ZipAccount) => () =>
+    withService(account, () =>
       measure(
         NODE,
-        [Path.join(import.meta.dirname, "support", "zipFloor.ts"), plain.api.baseUrl, plain.api.apiKey, OUT],
-        plain.env
+        [Path.join(import.meta.dirname, "support", "zipFloor.ts"), account.api.baseUrl, account.api.apiKey, OUT],
+        account.env
       )
     )
   const tools: Record<string, () => Measured> = {
     [ZIP_DLSYNC]: () => dlsyncOn(plain),
-    [ZIP_FLOOR]: floor,
+    [ZIP_FLOOR]: floor(plain),
     [RCLONE_T4_SYNC]: () => durableDir(rclone(4)),
     [RCLONE_T8_SYNC]: () => durableDir(rclone(8)),
     [RCLONE_T4]: () => peer(rclone(4)),
     [RCLONE_T8]: () => peer(rclone(8)),
     [ZIP_PER_FILE]: () => dlsyncOn(plain, PER_FILE),
     [ZIP_SLOW]: () => dlsyncOn(slow),
-    [ZIP_SLOW_PER_FILE]: () => dlsyncOn(slow, PER_FILE)
+    [ZIP_SLOW_PER_FILE]: () => dlsyncOn(slow, PER_FILE),
+    [ZIP_SLOW_FLOOR]: floor(slow)
   }
   const results = rounds(tools, () => {
     const dir = Fs.existsSync(Path.join(OUT, "small")) ? Path.join(OUT, "small") : OUT
@@ -761,6 +763,12 @@ const zipSection = (plain: ZipAccount, slow: ZipAccount) => {
     ),
     goal(`${ZIP_DLSYNC} wall / ${ZIP_FLOOR}`, ratio(ZIP_DLSYNC, ZIP_FLOOR, wall), undefined, "dlsync's own"),
     goal(`${ZIP_DLSYNC} CPU s / ${ZIP_FLOOR}`, ratio(ZIP_DLSYNC, ZIP_FLOOR, cpu), undefined),
+    goal(
+      `${ZIP_SLOW_FLOOR} wall / ${ZIP_SLOW_PER_FILE}`,
+      ratio(ZIP_SLOW_FLOOR, ZIP_SLOW_PER_FILE, wall),
+      undefined,
+      "what any Node program reaches here"
+    ),
     goal(`${ZIP_DLSYNC} wall / ${ZIP_PER_FILE}`, ratio(ZIP_DLSYNC, ZIP_PER_FILE, wall), undefined, "no latency"),
     goal(`${ZIP_DLSYNC} CPU s / ${ZIP_PER_FILE}`, ratio(ZIP_DLSYNC, ZIP_PER_FILE, cpu), undefined),
     goal("dlsync (ZIP rows) peak RSS MB", rss, 100, "whole process", 0)
