@@ -5,10 +5,10 @@
  * reader, which does no I/O).
  *
  *   list the account (GET /files/changes, 100 a page, one after another as the cursor
- *   requires) ─► per 100 files, `ARCHIVES_AT_ONCE` at a time: POST /files/zip ─► one GET of
- *   the archive through nginx (https, NODE_EXTRA_CA_CERTS) ─► each member: its name picks the
- *   file, its bytes CRC-32'd, gathered and written to a partial file in one positional write
- *   ─► every 64 files: futimes + fsync + close all at once, renames, one fsync of the folder
+ *   requires) ─► every archive's link at once (POST /files/zip, 100 files each) ─►
+ *   `ARCHIVES_AT_ONCE` archives at a time: one GET of each through nginx (https,
+ *   NODE_EXTRA_CA_CERTS) ─► each member: its name picks the file, its bytes CRC-32'd,
+ *   gathered and written to a partial file in one positional write ─► every 64 files: futimes + fsync + close all at once, renames, one fsync of the folder
  *   (dlsync's landing batch, src/transfer/zip/landingBatch.ts)
  *
  *   node zipFloor.ts <api base url> <access token> <root>
@@ -136,9 +136,12 @@ const landBatch = async (batch: ReadonlyArray<Written>): Promise<void> => {
 
 const failed: Array<string> = []
 
-const archive = async (files: ReadonlyArray<Planned>): Promise<void> => {
+const linkOf = (files: ReadonlyArray<Planned>): Promise<{ data: { url: string } }> =>
+  json(`${base}/files/zip`, "POST", { ids: files.map((f) => f.id) }) as Promise<{ data: { url: string } }>
+
+const archive = async (files: ReadonlyArray<Planned>, asked: Promise<{ data: { url: string } }>): Promise<void> => {
   const byName = new Map(files.map((f) => [Path.basename(f.path), f]))
-  const link = (await json(`${base}/files/zip`, "POST", { ids: files.map((f) => f.id) })) as { data: { url: string } }
+  const link = await asked
   const response = await send(link.data.url, "GET")
   const reader = new ZipStreamReader()
   let batch: Array<Written> = []
@@ -205,12 +208,21 @@ for (const dir of new Set(files.map((f) => Path.dirname(Path.join(root, f.path))
   Fs.mkdirSync(dir, { recursive: true })
 const jobs: Array<ReadonlyArray<Planned>> = []
 for (let at = 0; at < files.length; at += IDS_PER_ARCHIVE) jobs.push(files.slice(at, at + IDS_PER_ARCHIVE))
+// Every archive's link asked for at once: no round trip to the service between archives.
+const links = jobs.map((job) => {
+  const asked = linkOf(job)
+  asked.catch(() => undefined)
+  return asked
+})
 let next = 0
 await Promise.all(
   Array.from({ length: ARCHIVES_AT_ONCE }, async () => {
     while (next < jobs.length) {
-      const job = jobs[next++]
-      if (job !== undefined) await archive(job).catch((e: unknown) => void failed.push(String(e)))
+      const index = next++
+      const job = jobs[index]
+      const link = links[index]
+      if (job !== undefined && link !== undefined)
+        await archive(job, link).catch((e: unknown) => void failed.push(String(e)))
     }
   })
 )
