@@ -1,9 +1,9 @@
 /**
  * The GET of a ZIP link, its body read chunk by chunk as the reader asks (the socket pauses
- * while a few chunks wait: the archive is never held whole). Like every CDN request it carries no
- * credential (Host, User-Agent and Accept-Encoding: identity only) and follows at most
- * `maxRedirects` redirects here; a body that sends nothing for `idleTimeoutMs` is cut.
- * Closing the scope destroys the request.
+ * while a few chunks wait: the archive is never held whole). Like every CDN request it
+ * carries no credential (Host, User-Agent and Accept-Encoding: identity only) and follows
+ * at most `maxRedirects` redirects here; a body that sends nothing for `idleTimeoutMs` is
+ * cut. Closing the scope destroys the request.
  */
 import type * as Http from "node:http"
 import { Effect, Schema, type Scope } from "effect"
@@ -18,7 +18,10 @@ export class ZipFetchError extends Schema.TaggedError<ZipFetchError>()("ZipFetch
 }) {}
 
 export interface ZipBody {
-  /** The next bytes of the body, every chunk arrived since the last read (in order, at least one); undefined once it is complete. */
+  /**
+   * The next bytes of the body: every chunk arrived since the last read, in order (at least
+   * one); undefined once the body is complete.
+   */
   readonly read: Effect.Effect<ReadonlyArray<Buffer> | undefined, ZipFetchError>
 }
 
