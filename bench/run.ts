@@ -37,7 +37,9 @@
  * `--only zip` times whole `run --once` processes on 2,000 × 64 KiB in one folder (the ZIP
  * path, issue 38) against rclone, and with 50 ms of latency on every API request against
  * dlsync's own per-file path; the archives come through nginx, which forwards them to the
- * emulator that builds them.
+ * emulator that builds them. `--only zip --hold` sets it up, writes the environment of one
+ * dlsync run to `<dir>/zip.env` and `<dir>/zip-latency.env`, and waits for Ctrl-C: a process
+ * run by hand there (e.g. under `--cpu-prof`) meets the same account, emulator and nginx.
  */
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
@@ -79,6 +81,7 @@ const { values: args } = parseArgs({
     "dlsync-node-flags": { type: "string" },
     "dlsync-env": { type: "string" },
     rows: { type: "string" },
+    hold: { type: "boolean", default: false },
     dir: { type: "string", default: "/tmp/dlsync-bench" }
   }
 })
@@ -189,7 +192,12 @@ const main = async () => {
         }
         return { ...peers, cli, api: started.api, emulatorPid: started.child.pid ?? 0 }
       }
-      zipSection(await zipAccount("z", zipCdn.plain, 0), await zipAccount("zl", zipCdn.slow, ZIP_LATENCY_MS))
+      const zipAccounts = [
+        await zipAccount("z", zipCdn.plain, 0),
+        await zipAccount("zl", zipCdn.slow, ZIP_LATENCY_MS)
+      ] as const
+      if (args.hold === true) await holdZip(...zipAccounts)
+      else zipSection(...zipAccounts)
     }
     if (wanted("small") || wanted("resume")) {
       await bundleRunner(Path.join(import.meta.dirname, "support", "dlsyncRun.ts"), Path.dirname(RUNNER))
@@ -451,7 +459,12 @@ const dlsyncOnce = (
   // unless they include --max-semi-space-size.
   const started = nodeFlags.length === 0 ? [w.cli] : [NODE, ...nodeFlags, w.cli]
   const [command = NODE, ...rest] = [...prefix, ...started, "run", "--once"]
-  return measure(which(command) ?? command, rest, {
+  return measure(which(command) ?? command, rest, dlsyncEnv(w, extraEnv))
+}
+
+/** The environment of a whole dlsync process: configured as a user would, everything else on its defaults. */
+const dlsyncEnv = (w: Whole, extraEnv: Record<string, string>): Record<string, string> => {
+  return {
     // The launcher's `node` is the Node that runs the benchmark.
     PATH: `${Path.dirname(NODE)}:${process.env.PATH ?? ""}`,
     HOME: DIR,
@@ -465,7 +478,7 @@ const dlsyncOnce = (
     DLSYNC_TRANSFERS_MIN_FREE_SPACE: "0",
     DLSYNC_LOG_LEVEL: args.verbose === true ? "info" : "warn",
     ...extraEnv
-  })
+  }
 }
 
 const rclone4 = (p: Peers) => [
@@ -607,12 +620,40 @@ const ZIP_DLSYNC = "dlsync run --once (ZIP archives)"
 const ZIP_PER_FILE = "dlsync run --once, per file (zip_min_files = 0)"
 const ZIP_SLOW = `dlsync run --once (ZIP archives), ${ZIP_LATENCY_MS} ms API latency`
 const ZIP_SLOW_PER_FILE = `dlsync run --once, per file, ${ZIP_LATENCY_MS} ms API latency`
+const ZIP_FLOOR = "Node floor: archives, batch fsync (diag.)"
+const ZIP_SLOW_FLOOR = `Node floor: archives, batch fsync, ${ZIP_LATENCY_MS} ms API latency (diag.)`
 const RCLONE_T4_SYNC = "rclone --transfers 4 && sync -f"
 const RCLONE_T8_SYNC = "rclone --transfers 8 && sync -f"
 const RCLONE_T4 = "rclone --transfers 4 (page cache)"
 const RCLONE_T8 = "rclone --transfers 8 (page cache)"
 /** dlsync on its own per-file path. */
 const PER_FILE = { DLSYNC_TRANSFERS_ZIP_MIN_FILES: "0" }
+
+/**
+ * `--hold`: the environment of one dlsync run on each account, written for a shell to source
+ * (`set -a; . zip.env; set +a; rm -rf "$DLSYNC_MIRROR_ROOT" "$DLSYNC_MIRROR_STATE_DIR"; dlsync run --once`),
+ * until SIGINT or SIGTERM.
+ */
+const holdZip = async (plain: ZipAccount, slow: ZipAccount) => {
+  const write = (name: string, account: ZipAccount) => {
+    const env = dlsyncEnv(account, {})
+    const file = Path.join(DIR, name)
+    Fs.writeFileSync(
+      file,
+      `${Object.entries(env)
+        .map(([k, v]) => `${k}='${v}'`)
+        .join("\n")}\nBENCH_DLSYNC_CLI='${account.cli}'\n`
+    )
+    console.log(`${file} (emulator pid ${account.emulatorPid})`)
+  }
+  write("zip.env", plain)
+  write("zip-latency.env", slow)
+  console.log("holding the zip section's setup until Ctrl-C (SIGINT or SIGTERM)")
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve)
+    process.once("SIGTERM", resolve)
+  })
+}
 
 interface ZipAccount extends Whole {
   /** The emulator building the archives: its CPU shares the cores with dlsync's. */
@@ -635,20 +676,33 @@ const zipSection = (plain: ZipAccount, slow: ZipAccount) => {
   const durableDir = (argv: ReadonlyArray<string>): Measured =>
     measure("/bin/sh", ["-c", '"$@" && sync -f "$0"', OUT, ...resolved(argv)])
   /** dlsync's run with the CPU its emulator spent meanwhile (building archives, answering links). */
-  const withService = (account: ZipAccount, extraEnv: Record<string, string> = {}): Measured => {
+  const withService = (account: ZipAccount, run: () => Measured): Measured => {
     const before = processCpuSeconds(account.emulatorPid)
-    const m = dlsyncOnce(account, [], [], extraEnv)
+    const m = run()
     return { ...m, serviceCpuSeconds: processCpuSeconds(account.emulatorPid) - before }
   }
+  const dlsyncOn = (account: ZipAccount, extraEnv: Record<string, string> = {}) =>
+    withService(account, () => dlsyncOnce(account, [], [], extraEnv))
+  /** The same work in a bare Node process (support/zipFloor.ts): listing, archives, batched landings. */
+  const floor = (account: ZipAccount) => () =>
+    withService(account, () =>
+      measure(
+        NODE,
+        [Path.join(import.meta.dirname, "support", "zipFloor.ts"), account.api.baseUrl, account.api.apiKey, OUT],
+        account.env
+      )
+    )
   const tools: Record<string, () => Measured> = {
-    [ZIP_DLSYNC]: () => withService(plain),
+    [ZIP_DLSYNC]: () => dlsyncOn(plain),
+    [ZIP_FLOOR]: floor(plain),
     [RCLONE_T4_SYNC]: () => durableDir(rclone(4)),
     [RCLONE_T8_SYNC]: () => durableDir(rclone(8)),
     [RCLONE_T4]: () => peer(rclone(4)),
     [RCLONE_T8]: () => peer(rclone(8)),
-    [ZIP_PER_FILE]: () => withService(plain, PER_FILE),
-    [ZIP_SLOW]: () => withService(slow),
-    [ZIP_SLOW_PER_FILE]: () => withService(slow, PER_FILE)
+    [ZIP_PER_FILE]: () => dlsyncOn(plain, PER_FILE),
+    [ZIP_SLOW]: () => dlsyncOn(slow),
+    [ZIP_SLOW_PER_FILE]: () => dlsyncOn(slow, PER_FILE),
+    [ZIP_SLOW_FLOOR]: floor(slow)
   }
   const results = rounds(tools, () => {
     const dir = Fs.existsSync(Path.join(OUT, "small")) ? Path.join(OUT, "small") : OUT
@@ -671,6 +725,9 @@ const zipSection = (plain: ZipAccount, slow: ZipAccount) => {
     ])
   )
   console.log("(service CPU: the emulator building the archives or answering link requests, on the same 2 cores.)")
+  console.log(
+    "(Node floor: a bare Node 24 process listing the account, asking for the same archives and landing their members in batches as dlsync does; see support/zipFloor.ts.)"
+  )
   const ratio = pairRatio(results)
   const better = (a: string, b: string) => (at: (row: string) => Measured) => Math.min(wall(at(a)), wall(at(b)))
   const durableBest = better(RCLONE_T4_SYNC, RCLONE_T8_SYNC)
@@ -697,6 +754,20 @@ const zipSection = (plain: ZipAccount, slow: ZipAccount) => {
       ratio(ZIP_SLOW, ZIP_SLOW_PER_FILE, wall),
       0.1,
       "≥ 10× its per-file path"
+    ),
+    goal(
+      `${ZIP_FLOOR} wall / the better rclone && sync -f`,
+      pairwise(results, (at) => wall(at(ZIP_FLOOR)) / durableBest(at)),
+      undefined,
+      "what any Node program reaches here"
+    ),
+    goal(`${ZIP_DLSYNC} wall / ${ZIP_FLOOR}`, ratio(ZIP_DLSYNC, ZIP_FLOOR, wall), undefined, "dlsync's own"),
+    goal(`${ZIP_DLSYNC} CPU s / ${ZIP_FLOOR}`, ratio(ZIP_DLSYNC, ZIP_FLOOR, cpu), undefined),
+    goal(
+      `${ZIP_SLOW_FLOOR} wall / ${ZIP_SLOW_PER_FILE}`,
+      ratio(ZIP_SLOW_FLOOR, ZIP_SLOW_PER_FILE, wall),
+      undefined,
+      "what any Node program reaches here"
     ),
     goal(`${ZIP_DLSYNC} wall / ${ZIP_PER_FILE}`, ratio(ZIP_DLSYNC, ZIP_PER_FILE, wall), undefined, "no latency"),
     goal(`${ZIP_DLSYNC} CPU s / ${ZIP_PER_FILE}`, ratio(ZIP_DLSYNC, ZIP_PER_FILE, cpu), undefined),

@@ -17,8 +17,9 @@
  * them (a median under 4 MiB: ≈ 40 ms at 100 MB/s) and add up over many files (32 or more).
  * Larger files stream as fast either way, and in an archive they lose the per-file path's
  * segments and resumption. Measured (bench/run.ts `--only zip`, 2,000 × 64 KiB in one
- * folder, whole `run --once` processes): the archives took 0.18× the per-file path's time
- * without added latency; where between 64 KiB and 4 MiB the gain ends is not measured yet.
+ * folder, whole `run --once` processes): the archives took 0.4–0.5× the per-file path's time
+ * and CPU without added latency, 0.15× its time with 50 ms on every API request; where between
+ * 64 KiB and 4 MiB the gain ends is not measured yet.
  *
  * Invariants: every download is in exactly one ZIP job or in `perFile`; a job's files share
  * a group and have distinct archive names; the order within each is the plan's.
