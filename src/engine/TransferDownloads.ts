@@ -4,8 +4,7 @@
  * hands each outcome to the record step at once.
  *
  *   downloads ─► landed before a crash? ─► recordDownload
- *            └► planZipJobs (zipGroups.ts) ─► ZIP jobs (transfer/zip; each slot asks for its next
- *            │     archive's link while one streams): each landing batch ─►
+ *            └► planZipJobs (zipGroups.ts) ─► ZIP jobs (transfer/zip): each landing batch ─►
  *            │     recordDownload of the batch, in one store commit
  *            │                   └─ files an archive did not bring ─┐
  *            └► per-file (one fiber each) ◄─────────────────────────┘
@@ -32,7 +31,6 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Semaphore } from "effect"
 import { ApiError, RateLimited } from "../api/ApiError.ts"
-import type { SignedLink } from "../api/schemas/files.ts"
 import { FileProgress } from "../appstate/FileProgress.ts"
 import { looksLanded } from "../domain/LocalEntry.ts"
 import type { MirrorEvents } from "../events/MirrorEvents.ts"
@@ -70,29 +68,6 @@ export const LEGACY_STAGING_DIR = ".dlsync/partial/landing"
 
 /** How often the bytes of running downloads are sampled for app state. */
 export const PROGRESS_SAMPLE_MS = 1_000
-
-/**
- * Whether something may be at `path` (relative to `root`): one listing per folder, read
- * once, instead of an lstat per download. Only a "no" is acted on (nothing to look at);
- * a name listed, or a folder that cannot be listed, still gets the full check (names are
- * compared composed, as a file system that decomposes them would list them).
- */
-const namesPresent = (root: string): ((path: string) => boolean) => {
-  const folders = new Map<string, ReadonlySet<string> | undefined>()
-  return (path) => {
-    const folder = NodePath.dirname(path)
-    if (!folders.has(folder)) {
-      try {
-        folders.set(folder, new Set(Fs.readdirSync(NodePath.join(root, folder)).map((name) => name.normalize("NFC"))))
-      } catch (e) {
-        const missing = e instanceof Error && "code" in e && (e.code === "ENOENT" || e.code === "ENOTDIR")
-        folders.set(folder, missing ? new Set() : undefined)
-      }
-    }
-    const names = folders.get(folder)
-    return names === undefined || names.has(NodePath.basename(path).normalize("NFC"))
-  }
-}
 
 /** A download the service's rate limit holds beyond what the engine waits: no outcome yet. */
 interface HeldByRateLimit {
@@ -153,12 +128,9 @@ export class TransferDownloads extends Context.Service<
        * A file landed before a crash: the entry still pending with nothing written, the
        * verified file at its path with the remote size and the mtime dlsync sets.
        */
-      const landedBeforeCrash = Effect.fnUntraced(function* (
-        action: DownloadAction,
-        present: (path: string) => boolean
-      ) {
+      const landedBeforeCrash = Effect.fnUntraced(function* (action: DownloadAction) {
         const { item, path, replace } = action
-        if (replace !== null || !present(path)) return undefined
+        if (replace !== null) return undefined
         const there = yield* Effect.orElseSucceed(ops.lstat(path), () => undefined)
         const entry = yield* store.local.byRemoteId(item.id)
         if (
@@ -219,10 +191,7 @@ export class TransferDownloads extends Context.Service<
             )
 
       /** One ZIP job, then the per-file path for the files its archives did not bring. */
-      const zipJob = Effect.fnUntraced(function* (
-        job: ReadonlyArray<DownloadAction>,
-        link: Effect.Effect<SignedLink, ApiError>
-      ) {
+      const zipJob = Effect.fnUntraced(function* (job: ReadonlyArray<DownloadAction>) {
         const landed: Array<DownloadOutcome> = []
         const record = (landings: ReadonlyArray<Landing>) => {
           const outcomes = landings.map(
@@ -234,7 +203,7 @@ export class TransferDownloads extends Context.Service<
           landed.push(...outcomes)
           return recordAll(outcomes)
         }
-        const { perFile } = yield* zip.run(ops.root, job, record, link)
+        const { perFile } = yield* zip.run(ops.root, job, record)
         if (perFile.length > 0) {
           yield* Effect.logInfo("files of a ZIP archive taken one by one").pipe(
             Effect.annotateLogs({
@@ -267,33 +236,20 @@ export class TransferDownloads extends Context.Service<
         ).pipe(Effect.provide(context))
         const before: Array<DownloadOutcome> = []
         const rest: Array<DownloadAction> = []
-        const present = namesPresent(ops.root)
         for (const action of downloads) {
-          const landed = yield* landedBeforeCrash(action, present)
+          const landed = yield* landedBeforeCrash(action)
           if (landed === undefined) rest.push(action)
           else before.push(landed)
         }
         yield* recordAll(before)
         const plan = planZipJobs(rest, zip.thresholds, yield* zip.prepare(ops.root, rest))
-        const links = yield* Effect.forEach(plan.zips, zip.link)
         const byId = new Map(downloads.map((a) => [a.item.id, a]))
         const outcomes = yield* Effect.scoped(
           Effect.gen(function* () {
             yield* Effect.forkScoped(sample(byId))
             const [zipped, single] = yield* Effect.all(
               [
-                Effect.forEach(
-                  plan.zips,
-                  (job, i) =>
-                    Effect.gen(function* () {
-                      // The link of the archive this slot takes next is asked for while this one
-                      // streams: no round trip to the service between two archives.
-                      const ahead = links[i + zip.thresholds.jobsAtOnce]
-                      if (ahead !== undefined) yield* Effect.forkScoped(Effect.ignore(ahead))
-                      return yield* zipJob(job, links[i] ?? Effect.die("no link for a ZIP job"))
-                    }),
-                  { concurrency: zip.thresholds.jobsAtOnce }
-                ),
+                Effect.forEach(plan.zips, zipJob, { concurrency: zip.thresholds.jobsAtOnce }),
                 Effect.forEach(plan.perFile, one, { concurrency: DOWNLOAD_FIBERS })
               ],
               { concurrency: 2 }

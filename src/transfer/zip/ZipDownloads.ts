@@ -13,9 +13,7 @@
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { Context, Effect, Layer } from "effect"
-import { ApiClient } from "../../api/ApiClient.ts"
-import type { ApiError } from "../../api/ApiError.ts"
-import type { SignedLink } from "../../api/schemas/files.ts"
+import type { ApiClient } from "../../api/ApiClient.ts"
 import type { DownloadAction } from "../../sync/executor.ts"
 import type { ProgressTracker } from "../ProgressTracker.ts"
 import { partialPathFor } from "../TransferEngine.ts"
@@ -24,9 +22,6 @@ import type { TransferOptions } from "../TransferOptions.ts"
 import type { Landing } from "./landingBatch.ts"
 import { makeZipAgents } from "./zipBody.ts"
 import { runZipJob, ZIP_PARTIAL_DIR, type ZipJobResult } from "./zipJob.ts"
-
-/** Where the per-file path keeps partial data (partialPathFor's folder). */
-const PARTIAL_DIR = NodePath.dirname(partialPathFor("any"))
 
 /** The most files one archive is asked for (the emulator's limit on POST /files/zip; the spec names none). */
 export const ZIP_MAX_IDS = 100
@@ -51,20 +46,11 @@ export class ZipDownloads extends Context.Service<
     readonly thresholds: ZipSettings
     /** Ids whose per-file partial data exists under `root` (they stay on the per-file path); empties the members' folder. */
     readonly prepare: (root: string, downloads: ReadonlyArray<DownloadAction>) => Effect.Effect<ReadonlySet<string>>
-    /**
-     * A job's first archive link (POST /files/zip), asked for once however often it is run:
-     * the caller may start it ahead, while an earlier archive streams.
-     */
-    readonly link: (job: ReadonlyArray<DownloadAction>) => Effect.Effect<Effect.Effect<SignedLink, ApiError>>
-    /**
-     * Fetches one job's files as archives (the first through `link`, when given), landing each
-     * through `record`; returns those left for the per-file path.
-     */
+    /** Fetches one job's files as archives, landing each through `record`; returns those left for the per-file path. */
     readonly run: (
       root: string,
       job: ReadonlyArray<DownloadAction>,
-      record: (landings: ReadonlyArray<Landing>) => Effect.Effect<void>,
-      link?: Effect.Effect<SignedLink, ApiError>
+      record: (landings: ReadonlyArray<Landing>) => Effect.Effect<void>
     ) => Effect.Effect<ZipJobResult>
   }
 >()("dlsync/transfer/zip/ZipDownloads") {
@@ -74,7 +60,6 @@ export class ZipDownloads extends Context.Service<
     ZipDownloads.of({
       thresholds: { minFiles: 0, medianBelow: 0, maxMemberSize: 0, maxIds: 0, jobsAtOnce: 1 },
       prepare: () => Effect.succeed(new Set()),
-      link: () => Effect.succeed(Effect.die("archives are off")),
       run: (_root, job) => Effect.succeed({ perFile: job.map((action) => ({ action, reason: "archives are off" })) })
     })
   )
@@ -98,26 +83,17 @@ export class ZipDownloads extends Context.Service<
             await Fs.promises
               .rm(NodePath.join(root, ZIP_PARTIAL_DIR), { recursive: true, force: true })
               .catch(() => undefined)
-            // One listing of the partial folder; only the names in it are looked at further.
-            const present = new Set(
-              await Fs.promises.readdir(NodePath.join(root, PARTIAL_DIR)).catch((): Array<string> => [])
-            )
             const kept = new Set<string>()
             for (const action of downloads) {
-              const partial = partialPathFor(action.item.id)
-              if (!present.has(NodePath.basename(partial))) continue
-              const size = await fs.size(NodePath.join(root, partial)).catch(() => undefined)
+              const size = await fs.size(NodePath.join(root, partialPathFor(action.item.id))).catch(() => undefined)
               if (size !== undefined) kept.add(action.item.id)
             }
             return kept
           })
-        const api = yield* ApiClient
-        const link = (job: ReadonlyArray<DownloadAction>) => Effect.cached(api.files.zip(job.map((a) => a.item.id)))
         const run = (
           root: string,
           job: ReadonlyArray<DownloadAction>,
-          record: (landings: ReadonlyArray<Landing>) => Effect.Effect<void>,
-          firstLink?: Effect.Effect<SignedLink, ApiError>
+          record: (landings: ReadonlyArray<Landing>) => Effect.Effect<void>
         ) =>
           Effect.gen(function* () {
             const needed = job.reduce((sum, a) => sum + a.item.size, 0)
@@ -137,8 +113,7 @@ export class ZipDownloads extends Context.Service<
                 batchMs: options.durabilityMs
               },
               job,
-              record,
-              firstLink
+              record
             )
           }).pipe(Effect.provide(context))
         return ZipDownloads.of({
@@ -150,7 +125,6 @@ export class ZipDownloads extends Context.Service<
             jobsAtOnce: Math.max(1, options.concurrency)
           },
           prepare,
-          link,
           run
         })
       })

@@ -44,25 +44,26 @@ export const landBatch = (
   batch: ReadonlyArray<VerifiedMember>
 ): Effect.Effect<ReadonlyArray<Landing>> =>
   Effect.gen(function* () {
-    // All at once, in one promise: the pool runs them side by side (their fsyncs share the
-    // journal's commits), and a batch costs one fiber, not one per member.
-    const durable = yield* Effect.promise(() =>
-      Promise.all(
-        batch.map(async ({ action, file }): Promise<string | undefined> => {
+    const durable = yield* Effect.forEach(
+      batch,
+      ({ action, file }) =>
+        Effect.tryPromise(async () => {
           try {
-            try {
-              await fs.setMtime(file.fd, new Date(action.item.updatedAt))
-              await fs.fsync(file.fd)
-            } finally {
-              await fs.close(file.fd)
-            }
-            return undefined
-          } catch (e) {
-            await fs.unlink(file.path).catch(() => undefined)
-            return `making it durable: ${message(e)}`
+            await fs.setMtime(file.fd, new Date(action.item.updatedAt))
+            await fs.fsync(file.fd)
+          } finally {
+            await fs.close(file.fd)
           }
-        })
-      )
+        }).pipe(
+          Effect.as(undefined),
+          Effect.catch((e) =>
+            Effect.as(
+              Effect.promise(() => fs.unlink(file.path).catch(() => undefined)),
+              `making it durable: ${message(e)}`
+            )
+          )
+        ),
+      { concurrency: "unbounded" }
     )
     const landings: Array<Landing> = []
     const folders = new Map<string, Array<number>>()

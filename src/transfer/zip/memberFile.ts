@@ -53,10 +53,7 @@ export class MemberFile {
       return member
     })
 
-  /**
-   * Bytes of the member's data as the archive has them (compressed for deflate). Returns
-   * `Effect.void` itself when they were only gathered: the caller may skip running it.
-   */
+  /** Bytes of the member's data as the archive has them (compressed for deflate). */
   write(bytes: Buffer): Effect.Effect<void, unknown> {
     this.#compressedIn += bytes.length
     const inflate = this.#inflate

@@ -1,9 +1,9 @@
 /**
  * The GET of a ZIP link, its body read chunk by chunk as the reader asks (the socket pauses
- * while a few chunks wait: the archive is never held whole). Like every CDN request it
- * carries no credential (Host, User-Agent and Accept-Encoding: identity only) and follows
- * at most `maxRedirects` redirects here; a body that sends nothing for `idleTimeoutMs` is
- * cut. Closing the scope destroys the request.
+ * in between: the archive is never held whole). Like every CDN request it carries no
+ * credential (Host, User-Agent and Accept-Encoding: identity only) and follows at most
+ * `maxRedirects` redirects here; a body that sends nothing for `idleTimeoutMs` is cut.
+ * Closing the scope destroys the request.
  */
 import type * as Http from "node:http"
 import { Effect, Schema, type Scope } from "effect"
@@ -18,11 +18,8 @@ export class ZipFetchError extends Schema.TaggedError<ZipFetchError>()("ZipFetch
 }) {}
 
 export interface ZipBody {
-  /**
-   * The next bytes of the body: every chunk arrived since the last read, in order (at least
-   * one); undefined once the body is complete.
-   */
-  readonly read: Effect.Effect<ReadonlyArray<Buffer> | undefined, ZipFetchError>
+  /** The next bytes of the body; undefined once it is complete. */
+  readonly read: Effect.Effect<Buffer | undefined, ZipFetchError>
 }
 
 export interface ZipAgents {
@@ -64,71 +61,25 @@ export const openZipBody = (
         response.resume()
         return yield* new ZipFetchError({ message: `the archive's link answered HTTP ${status}`, status })
       }
-      return bodyOf(response)
+      const chunks = response[Symbol.asyncIterator]()
+      return {
+        read: Effect.tryPromise({
+          try: () => chunks.next(),
+          catch: (e) => new ZipFetchError({ message: `reading the archive: ${message(e)}` })
+        }).pipe(
+          Effect.flatMap((next) =>
+            next.done === true
+              ? response.complete
+                ? Effect.succeed(undefined)
+                : Effect.fail(new ZipFetchError({ message: "the archive's body ended early" }))
+              : Buffer.isBuffer(next.value)
+                ? Effect.succeed(next.value)
+                : Effect.fail(new ZipFetchError({ message: "the archive's body is not bytes" }))
+          )
+        )
+      } satisfies ZipBody
     }
   })
-
-/** Chunks queued before the socket is paused (TLS records or socket reads: ≤ 64 KiB each). */
-const QUEUED_CHUNKS = 8
-
-/**
- * The body's chunks as they arrive (`data` events: each chunk handed on as Node made it,
- * never concatenated with the next), all those waiting taken by one read; at most
- * QUEUED_CHUNKS wait before the response is paused until the reader takes them.
- */
-const bodyOf = (response: Http.IncomingMessage): ZipBody => {
-  const queue: Array<Buffer> = []
-  let ended = false
-  let failure: ZipFetchError | undefined
-  let waiting: ((next: Effect.Effect<ReadonlyArray<Buffer> | undefined, ZipFetchError>) => void) | undefined
-  const wake = () => {
-    const resume = waiting
-    if (resume === undefined) return
-    waiting = undefined
-    resume(take())
-  }
-  const take = (): Effect.Effect<ReadonlyArray<Buffer> | undefined, ZipFetchError> => {
-    if (queue.length > 0) {
-      const chunks = queue.splice(0)
-      if (response.isPaused()) response.resume()
-      return Effect.succeed(chunks)
-    }
-    if (failure !== undefined) return Effect.fail(failure)
-    if (ended) {
-      return response.complete
-        ? Effect.succeed(undefined)
-        : Effect.fail(new ZipFetchError({ message: "the archive's body ended early" }))
-    }
-    return Effect.callback<ReadonlyArray<Buffer> | undefined, ZipFetchError>((resume) => {
-      waiting = resume
-      return Effect.sync(() => {
-        waiting = undefined
-      })
-    })
-  }
-  response.on("data", (chunk: unknown) => {
-    if (!Buffer.isBuffer(chunk)) {
-      failure ??= new ZipFetchError({ message: "the archive's body is not bytes" })
-      return wake()
-    }
-    queue.push(chunk)
-    if (queue.length >= QUEUED_CHUNKS) response.pause()
-    wake()
-  })
-  response.once("end", () => {
-    ended = true
-    wake()
-  })
-  response.once("close", () => {
-    ended = true
-    wake()
-  })
-  response.once("error", (e) => {
-    failure ??= new ZipFetchError({ message: `reading the archive: ${message(e)}` })
-    wake()
-  })
-  return { read: Effect.suspend(take) }
-}
 
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
 

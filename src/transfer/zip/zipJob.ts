@@ -17,8 +17,6 @@
 import * as NodePath from "node:path"
 import { Clock, Effect } from "effect"
 import { ApiClient } from "../../api/ApiClient.ts"
-import type { ApiError } from "../../api/ApiError.ts"
-import type { SignedLink } from "../../api/schemas/files.ts"
 import type { DownloadAction } from "../../sync/executor.ts"
 import { type FileProgress, ProgressTracker } from "../ProgressTracker.ts"
 import { partialPathFor } from "../TransferEngine.ts"
@@ -54,19 +52,14 @@ export const runZipJob = (
   agents: ZipAgents,
   settings: ZipJobSettings,
   job: ReadonlyArray<DownloadAction>,
-  record: (landings: ReadonlyArray<Landing>) => Effect.Effect<void>,
-  /** The first archive's link, when the caller asked for it ahead (else asked here). */
-  firstLink?: Effect.Effect<SignedLink, ApiError>
+  record: (landings: ReadonlyArray<Landing>) => Effect.Effect<void>
 ): Effect.Effect<ZipJobResult, never, ApiClient | TransferFs | ProgressTracker> =>
   Effect.gen(function* () {
-    const api = yield* ApiClient
     let left = [...job]
     const refused = new Map<DownloadAction, string>()
     let stopped: string | undefined
     for (let archive = 1; left.length > 0 && archive <= MAX_ARCHIVES; archive++) {
-      const ids = left.map((a) => a.item.id)
-      const link = archive === 1 && firstLink !== undefined ? firstLink : api.files.zip(ids)
-      const attempt = yield* oneArchive(agents, settings, left, link, record)
+      const attempt = yield* oneArchive(agents, settings, left, record)
       for (const [action, reason] of attempt.refused) refused.set(action, reason)
       left = left.filter((a) => !attempt.done.has(a) && !attempt.refused.has(a))
       stopped = attempt.stopped
@@ -110,10 +103,10 @@ const oneArchive = (
   agents: ZipAgents,
   settings: ZipJobSettings,
   actions: ReadonlyArray<DownloadAction>,
-  link: Effect.Effect<SignedLink, ApiError>,
   record: (landings: ReadonlyArray<Landing>) => Effect.Effect<void>
 ) =>
   Effect.gen(function* () {
+    const api = yield* ApiClient
     const fs = yield* TransferFs
     const tracker = yield* ProgressTracker
     const attempt: Attempt = { done: new Set(), refused: new Map(), stopped: undefined, askAgain: true }
@@ -173,7 +166,7 @@ const oneArchive = (
       return { _tag: "File", action, file, progress } satisfies Current
     })
 
-    const body = yield* Effect.result(link)
+    const body = yield* Effect.result(api.files.zip(actions.map((a) => a.item.id)))
     if (body._tag === "Failure") {
       attempt.stopped = `the service gave no archive: ${body.failure.message}`
       attempt.askAgain = false
@@ -185,19 +178,12 @@ const oneArchive = (
         Effect.gen(function* () {
           yield* Effect.tryPromise(() => fs.mkdirp(NodePath.join(settings.root, ZIP_PARTIAL_DIR)))
           const response = yield* openZipBody(agents, body.success.url, settings)
-          /** Chunks read from the body and not yet given to the reader (it takes one at a time). */
-          const received: Array<Buffer> = []
           while (true) {
             const event = reader.next()
             if (event === undefined) {
-              const chunk = received.shift()
-              if (chunk !== undefined) {
-                reader.push(chunk)
-                continue
-              }
-              const chunks = yield* response.read
-              if (chunks === undefined) reader.finish()
-              else received.push(...chunks)
+              const chunk = yield* response.read
+              if (chunk === undefined) reader.finish()
+              else reader.push(chunk)
               continue
             }
             switch (event._tag) {
@@ -208,9 +194,7 @@ const oneArchive = (
                 if (current?._tag === "File") {
                   current.progress.done += event.bytes.length
                   current.progress.fetched += event.bytes.length
-                  const written = current.file.write(event.bytes)
-                  // Most writes only gather the bytes: nothing to wait for.
-                  if (written !== Effect.void) yield* written
+                  yield* current.file.write(event.bytes)
                 }
                 break
               case "MemberEnd": {
