@@ -3,7 +3,7 @@
  * measured from outside against the real daemon (`dlsync run`) and the emulator, with
  * `--files` files mirrored (64 bytes each, 100 folders):
  *
- *   bundle       the page's script and style, gzipped (dist/web/assets/*.gz), and the page as
+ *   bundle       the page's script and style, each gzipped (level 9), and the page as
  *                served (those inline, with the status document), gzipped
  *   /api/status  time to answer (median and range of --runs, after a first) and JSON size
  *   GET /        the page: its first bytes (the fixed part, sent at once) and its last (after
@@ -21,6 +21,7 @@
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
+import * as Zlib from "node:zlib"
 import { parseArgs } from "node:util"
 import { chromium } from "playwright-core"
 import { buildPage, PAGE_OUT, pageIsFresh } from "../scripts/buildPage.ts"
@@ -44,13 +45,13 @@ const ms = (n: number) => `${n.toFixed(1)} ms`
 const settle = (millis: number) => new Promise((r) => setTimeout(r, millis))
 
 if (!pageIsFresh()) await buildPage()
-// The assets the page names (a build keeps those of the one before it, for a running daemon).
+// The assets the page names (a build keeps those of the one before it as well).
 const index = Fs.readFileSync(Path.join(PAGE_OUT, "index.html"), "utf8")
-const assets = [...index.matchAll(/"assets\/([^"]+)"/g)].map(([, name]) => `${name}.gz`)
+const assets = [...index.matchAll(/"assets\/([^"]+)"/g)].map(([, name]) => name ?? "")
 const gz = (ext: string) =>
   assets
-    .filter((f) => f.endsWith(`${ext}.gz`))
-    .reduce((n, f) => n + Fs.statSync(Path.join(PAGE_OUT, "assets", f)).size, 0)
+    .filter((f) => f.endsWith(ext))
+    .reduce((n, f) => n + Zlib.gzipSync(Fs.readFileSync(Path.join(PAGE_OUT, "assets", f)), { level: 9 }).length, 0)
 console.log(
   `bundle: script ${gz(".js")} B + style ${gz(".css")} B gzipped = ${((gz(".js") + gz(".css")) / 1024).toFixed(1)} KiB`
 )

@@ -1,18 +1,17 @@
 /**
  * The web page's build (run by `npm run build`, so by `npm ci` and `npm install` through
  * `prepare`): bundles web/main.tsx (Preact) and web/page.css, minified, into
- * `dist/web/assets/<name>-<content hash>.<ext>`, writes `dist/web/index.html` naming them,
- * and a gzip copy (`.gz`) beside each file for the daemon to serve as it is
+ * `dist/web/assets/<name>-<content hash>.<ext>`, and writes `dist/web/index.html` naming them;
+ * the daemon reads them once at start and serves the page inline and compressed from memory
  * (src/web/pageAssets.ts). Built in a folder of its own, then put in place whole, so a
  * daemon never reads half a page; the assets of the build it replaces are kept beside the
- * new ones, for a daemon still serving that one (the chunks of the build before are not).
+ * new ones (the chunks of the build before are not).
  *
  *   node scripts/buildPage.ts [--out dist/web]
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import * as Zlib from "node:zlib"
 import { build } from "esbuild"
 
 export const ROOT = Path.resolve(import.meta.dirname, "..")
@@ -52,14 +51,10 @@ export const buildPage = async (outdir: string = PAGE_OUT): Promise<ReadonlyArra
       .replace("{{style}}", `assets/${Path.basename(style)}`)
     Fs.writeFileSync(Path.join(partial, "index.html"), html)
     const files = [Path.join(partial, "index.html"), ...outputs]
-    for (const file of files) Fs.writeFileSync(`${file}.gz`, Zlib.gzipSync(Fs.readFileSync(file), { level: 9 }))
-    // A daemon started before this build serves the page it listed then: its assets stay.
     for (const name of previousAssets(outdir)) {
-      for (const file of [name, `${name}.gz`]) {
-        const from = Path.join(outdir, "assets", file)
-        const to = Path.join(partial, "assets", file)
-        if (Fs.existsSync(from) && !Fs.existsSync(to)) Fs.copyFileSync(from, to)
-      }
+      const from = Path.join(outdir, "assets", name)
+      const to = Path.join(partial, "assets", name)
+      if (Fs.existsSync(from) && !Fs.existsSync(to)) Fs.copyFileSync(from, to)
     }
     // The old page aside, the new one in, the old one removed: a reader sees one or the other.
     const old = `${outdir}.old-${process.pid}`
